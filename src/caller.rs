@@ -1,0 +1,85 @@
+//! Who makes a tool call (SPEC section 8).
+
+use std::path::PathBuf;
+
+/// The caller of a tool call: who is notified when its command ends in the
+/// background, which tool-use id the notification names, whether the run goes
+/// on without a person, and where its commands run by default.
+///
+/// ```
+/// use bashtools::Caller;
+/// let caller = Caller::default()
+///     .recipient("agent_2")
+///     .call("toolu_01")
+///     .detached(true);
+/// assert_eq!(caller.recipient_name(), "agent_2");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub(crate) recipient: String,
+    pub(crate) call: Option<String>,
+    pub(crate) detached: bool,
+    pub(crate) working_directory: Option<PathBuf>,
+}
+
+impl Default for Caller {
+    /// The recipient `main`, no call id, attached, no working directory of its own.
+    fn default() -> Self {
+        Caller {
+            recipient: "main".to_string(),
+            call: None,
+            detached: false,
+            working_directory: None,
+        }
+    }
+}
+
+impl Caller {
+    /// Who receives the notification when a command of this caller ends in the background.
+    pub fn recipient(mut self, recipient: impl Into<String>) -> Self {
+        self.recipient = recipient.into();
+        self
+    }
+
+    /// The tool-use id of the call, named by its notification as `<tool-use-id>`.
+    pub fn call(mut self, call: impl Into<String>) -> Self {
+        self.call = Some(call.into());
+        self
+    }
+
+    /// A detached run goes on without the person: its foreground command
+    /// belongs to the session and is listed by
+    /// [`BashTools::background_pids`](crate::BashTools::background_pids).
+    pub fn detached(mut self, detached: bool) -> Self {
+        self.detached = detached;
+        self
+    }
+
+    /// Where a command of this caller runs when the call names no directory
+    /// (e.g. a subagent working in a worktree of its own). A relative path is
+    /// taken from the configured working directory.
+    pub fn working_directory(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.working_directory = Some(dir.into());
+        self
+    }
+
+    /// The recipient of this caller's notifications.
+    pub fn recipient_name(&self) -> &str {
+        &self.recipient
+    }
+
+    /// The tool-use id, if one was given.
+    pub fn call_id(&self) -> Option<&str> {
+        self.call.as_deref()
+    }
+
+    /// Whether this caller's run is detached.
+    pub fn is_detached(&self) -> bool {
+        self.detached
+    }
+
+    /// The caller's own working directory, if any.
+    pub fn working_dir(&self) -> Option<&std::path::Path> {
+        self.working_directory.as_deref()
+    }
+}

@@ -1,0 +1,130 @@
+//! The output cap (`max_output_bytes`, SPEC section 8): a shell whose output
+//! file grows past the cap is stopped, so a runaway command cannot fill the
+//! disk.
+//!
+//! One thread per process watches every output file with `inotify(7)`
+//! (`IN_MODIFY`) and looks at a file's size when it changes. The kernel
+//! merges repeated events of one file while they are unread, and the thread
+//! reads at most [`THROTTLE`] often, so a command writing at full speed costs
+//! it a few system calls per interval, not one per write.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::Path;
+use std::sync::{OnceLock, Weak};
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender};
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
+use parking_lot::Mutex;
+
+use crate::core::Core;
+use crate::table::StopReason;
+
+/// The longest a file is left unchecked while it grows; what a command can
+/// write past the cap is at most its write rate times this.
+const THROTTLE: Duration = Duration::from_millis(10);
+
+struct Watched {
+    core: Weak<Core>,
+    key: u64,
+    /// Read-only handle: `fstat` on it follows the file through a rename
+    /// (a foreground file is renamed when its command moves to the background).
+    file: File,
+}
+
+struct Watcher {
+    inotify: Inotify,
+    watched: Mutex<HashMap<WatchDescriptor, Watched>>,
+}
+
+/// A registration, to hand back to [`unwatch`]. `None` when inotify is not
+/// available: the cap is then not enforced (documented in the README).
+pub(crate) type Watch = Option<WatchDescriptor>;
+
+static WATCHER: OnceLock<Option<Watcher>> = OnceLock::new();
+
+fn watcher() -> Option<&'static Watcher> {
+    WATCHER
+        .get_or_init(|| {
+            let inotify = Inotify::init(InitFlags::IN_CLOEXEC).ok()?;
+            // The throttle waits on a channel that never receives: a
+            // deadline wait, not a sleep that nothing could end.
+            let (never_tx, never_rx) = crossbeam_channel::bounded::<()>(0);
+            std::thread::Builder::new()
+                .name("bashtools-cap".into())
+                .spawn(move || watch_forever(never_tx, never_rx))
+                .ok()?;
+            Some(Watcher {
+                inotify,
+                watched: Mutex::new(HashMap::new()),
+            })
+        })
+        .as_ref()
+}
+
+/// Starts watching `path`, the output file of shell `key` of `core`.
+pub(crate) fn watch(path: &Path, core: Weak<Core>, key: u64) -> Watch {
+    let w = watcher()?;
+    let file = File::open(path).ok()?;
+    let wd = w.inotify.add_watch(path, AddWatchFlags::IN_MODIFY).ok()?;
+    w.watched.lock().insert(wd, Watched { core, key, file });
+    Some(wd)
+}
+
+/// Stops watching (the shell has exited).
+pub(crate) fn unwatch(watch: Watch) {
+    let (Some(w), Some(wd)) = (watcher(), watch) else {
+        return;
+    };
+    if w.watched.lock().remove(&wd).is_some() {
+        let _ = w.inotify.rm_watch(wd);
+    }
+}
+
+fn watch_forever(_keep: Sender<()>, never: Receiver<()>) {
+    let Some(w) = watcher() else {
+        return;
+    };
+    loop {
+        let Ok(events) = w.inotify.read_events() else {
+            continue;
+        };
+        let mut seen = Vec::new();
+        for e in events {
+            if !seen.contains(&e.wd) {
+                seen.push(e.wd);
+            }
+        }
+        for wd in seen {
+            check(w, wd);
+        }
+        let _ = never.recv_timeout(THROTTLE);
+    }
+}
+
+/// Stops the shell behind `wd` if its file has passed the cap.
+fn check(w: &Watcher, wd: WatchDescriptor) {
+    let over = {
+        let watched = w.watched.lock();
+        let Some(entry) = watched.get(&wd) else {
+            return;
+        };
+        let Some(core) = entry.core.upgrade() else {
+            return;
+        };
+        let size = entry.file.metadata().map(|m| m.len()).unwrap_or(0);
+        (size > core.config.max_output_bytes).then(|| (core, entry.key))
+    };
+    if let Some((core, key)) = over {
+        // Stop it only once: later events of the same file find it gone.
+        unwatch(Some(wd));
+        // Stopping waits up to kill_grace: not on this thread, which must
+        // keep watching the other files.
+        let _ = std::thread::Builder::new()
+            .name("bashtools-cap-stop".into())
+            .spawn(move || {
+                core.stop(&[key], StopReason::OutputCap);
+            });
+    }
+}

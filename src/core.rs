@@ -1,0 +1,254 @@
+//! What the tools share: the configuration, the shell table, the output
+//! directory; starting a shell and stopping shells (SPEC sections 2 and 8).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+
+use crate::caller::Caller;
+use crate::config::Config;
+use crate::outdir::OutputDir;
+use crate::reaper::reaper;
+use crate::table::{Shell, StopReason, Table};
+use crate::{cap, gate, group, spawn, texts};
+
+/// How long to wait for a group to go after SIGKILL. KILL cannot be caught,
+/// so only a process stuck in the kernel (uninterruptible sleep) outlasts it.
+const AFTER_KILL: Duration = Duration::from_secs(10);
+
+pub(crate) struct Core {
+    pub config: Config,
+    pub table: Arc<Table>,
+    pub outdir: OutputDir,
+    /// The N of the next `bash_N`.
+    next_bash: AtomicU64,
+    /// Names the files of foreground commands.
+    next_file: AtomicU64,
+}
+
+/// What [`Core::start`] makes of a command.
+pub(crate) struct StartSpec<'a> {
+    pub command: &'a str,
+    pub description: Option<&'a str>,
+    pub cwd: &'a Path,
+    pub caller: &'a Caller,
+    /// `Some(bash_N)` to start in the background at once.
+    pub id: Option<String>,
+}
+
+impl Core {
+    pub(crate) fn new(config: Config, outdir: OutputDir) -> Core {
+        Core {
+            config,
+            table: Arc::new(Table::default()),
+            outdir,
+            next_bash: AtomicU64::new(1),
+            next_file: AtomicU64::new(1),
+        }
+    }
+
+    pub(crate) fn next_bash_id(&self) -> String {
+        format!("bash_{}", self.next_bash.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The directory a command runs in: the call's, else the caller's, else
+    /// the configured one; relative paths are taken from the configured one.
+    pub(crate) fn resolve_cwd(&self, arg: Option<&str>, caller: &Caller) -> Result<PathBuf, String> {
+        let base = &self.config.working_directory;
+        let dir = match (arg, &caller.working_directory) {
+            (Some(a), _) => base.join(a),
+            (None, Some(c)) => base.join(c),
+            (None, None) => base.clone(),
+        };
+        match std::fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => Ok(dir),
+            Ok(_) => Err(texts::not_a_directory(&dir)),
+            Err(_) => Err(texts::no_such_directory(&dir)),
+        }
+    }
+
+    /// The gates of SPEC section 3: `allowed_commands`, then the validator.
+    pub(crate) fn check_gates(&self, command: &str, cwd: &Path) -> Result<(), String> {
+        if let Some(allowed) = &self.config.allowed_commands {
+            gate::check_allowed(command, allowed)?;
+        }
+        if let Some(validator) = &self.config.validator {
+            let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                validator(command, cwd)
+            }));
+            match verdict {
+                Ok(Ok(())) => {}
+                Ok(Err(reason)) => return Err(texts::refused(&reason)),
+                Err(_) => return Err(texts::VALIDATOR_PANICKED.to_string()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts a command and records it; returns its key. Nothing is left
+    /// behind when it fails.
+    pub(crate) fn start(self: &Arc<Self>, spec: StartSpec<'_>) -> Result<u64, String> {
+        let file_name = match &spec.id {
+            Some(id) => format!("{id}.output"),
+            None => format!("fg-{}.output", self.next_file.fetch_add(1, Ordering::Relaxed)),
+        };
+        let (path, file) = self
+            .outdir
+            .create_file(&file_name)
+            .map_err(|e| texts::spawn_failed(&e))?;
+        let mut shell = Shell::new(
+            spec.command.to_string(),
+            path.clone(),
+            spec.caller.recipient.clone(),
+        );
+        shell.description = spec.description.map(str::to_string);
+        shell.call = spec.caller.call.clone();
+        shell.detached = spec.caller.detached;
+        shell.id = spec.id;
+        shell.background = shell.id.is_some();
+        let key = {
+            let mut inner = self.table.lock();
+            if inner.closed {
+                drop(inner);
+                let _ = std::fs::remove_file(&path);
+                return Err(texts::STOPPED.to_string());
+            }
+            inner.insert(shell)
+        };
+        let spawned = spawn::command(
+            spawn::SpawnSpec {
+                command: spec.command,
+                cwd: spec.cwd,
+                output: &file,
+                stdout: None,
+            },
+            &self.config,
+        )
+        .and_then(|mut cmd| {
+            let table = self.table.clone();
+            let watch = cap::watch(&path, Arc::downgrade(self), key);
+            reaper().spawn(
+                &mut cmd,
+                Box::new(move |exit| {
+                    cap::unwatch(watch);
+                    table.record_exit(key, exit);
+                }),
+            )
+        });
+        let pid = match spawned {
+            Ok(pid) => pid,
+            Err(e) => {
+                self.table.lock().remove(key);
+                let _ = std::fs::remove_file(&path);
+                return Err(texts::spawn_failed(&e));
+            }
+        };
+        let closed = {
+            let mut inner = self.table.lock();
+            if let Some(s) = inner.shells.get_mut(&key) {
+                s.pid = pid;
+            }
+            inner.closed
+        };
+        if closed {
+            // stop_all ran while we were forking and could not see this pid.
+            self.stop(&[key], StopReason::StopAll);
+            return Err(texts::STOPPED.to_string());
+        }
+        Ok(key)
+    }
+
+    /// Stops the shells of `keys`: SIGTERM to each group, SIGKILL after
+    /// `kill_grace` to whatever is left of it, and returns once the leaders
+    /// are reaped and the groups are gone (or `AFTER_KILL` passed). Returns
+    /// the keys that were running when asked, so were stopped by this call.
+    pub(crate) fn stop(&self, keys: &[u64], reason: StopReason) -> Vec<u64> {
+        let mut marked = Vec::new();
+        let mut pgids = HashSet::new();
+        {
+            let mut inner = self.table.lock();
+            for &key in keys {
+                let Some(shell) = inner.shells.get_mut(&key) else {
+                    continue;
+                };
+                if shell.pid == 0 {
+                    continue;
+                }
+                if shell.is_running() {
+                    shell.stop.get_or_insert(reason);
+                    marked.push(key);
+                }
+                pgids.insert(shell.pid);
+            }
+        }
+        for &pgid in &pgids {
+            self.signal_group(pgid, Signal::SIGTERM);
+        }
+        let deadline = Instant::now() + self.config.kill_grace;
+        let inner = self.table.lock();
+        let (inner, _) = self.table.wait_exited(inner, keys, Some(deadline));
+        drop(inner);
+        let left = group::wait_gone(&pgids, deadline);
+        if !left.is_empty() {
+            for &pgid in &left {
+                self.signal_group(pgid, Signal::SIGKILL);
+            }
+            let after = Instant::now() + AFTER_KILL;
+            let inner = self.table.lock();
+            let (inner, _) = self.table.wait_exited(inner, keys, Some(after));
+            drop(inner);
+            group::wait_gone(&left, after);
+        }
+        marked
+    }
+
+    /// Signals a group: through the reaper while its leader is unreaped (a
+    /// pid we own cannot have been recycled); after that only if `/proc`
+    /// still shows live members of it, which keep the group id from being
+    /// reused (Linux frees a pid number only when no process uses it as a
+    /// pid, group or session id).
+    fn signal_group(&self, pgid: u32, signal: Signal) {
+        if reaper().signal_group(pgid, signal) {
+            return;
+        }
+        let one: HashSet<u32> = [pgid].into();
+        if !group::live_members(&one).is_empty() {
+            group::killpg_checked(pgid, signal);
+        }
+    }
+
+    /// Stops every running shell and refuses new ones. Idempotent.
+    pub(crate) fn stop_all(&self) {
+        let keys: Vec<u64> = {
+            let mut inner = self.table.lock();
+            inner.closed = true;
+            inner
+                .shells
+                .iter()
+                .filter(|(_, s)| s.is_running())
+                .map(|(&k, _)| k)
+                .collect()
+        };
+        if !keys.is_empty() {
+            self.stop(&keys, StopReason::StopAll);
+        }
+    }
+
+    /// Pids of the running background shells and of the foreground commands
+    /// of detached callers (SPEC section 8).
+    pub(crate) fn background_pids(&self) -> Vec<u32> {
+        let inner = self.table.lock();
+        let mut pids: Vec<u32> = inner
+            .shells
+            .values()
+            .filter(|s| s.is_running() && s.pid != 0 && (s.background || s.detached))
+            .map(|s| s.pid)
+            .collect();
+        pids.sort_unstable();
+        pids
+    }
+}

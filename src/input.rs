@@ -1,0 +1,100 @@
+//! Reading tool arguments out of JSON (SPEC section 4): every missing or
+//! mistyped argument becomes an error text that names it, never a panic.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::texts;
+
+/// The arguments object, or the error text for anything else.
+pub(crate) fn object(input: &Value) -> Result<&Map<String, Value>, String> {
+    input
+        .as_object()
+        .ok_or_else(|| texts::NOT_AN_OBJECT.to_string())
+}
+
+/// A required string.
+pub(crate) fn required_str<'a>(args: &'a Map<String, Value>, name: &str) -> Result<&'a str, String> {
+    match args.get(name) {
+        None | Some(Value::Null) => Err(texts::missing(name)),
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(texts::wrong_type(name, "a string")),
+    }
+}
+
+/// An optional string (`null` counts as absent).
+pub(crate) fn optional_str<'a>(
+    args: &'a Map<String, Value>,
+    name: &str,
+) -> Result<Option<&'a str>, String> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(texts::wrong_type(name, "a string")),
+    }
+}
+
+/// An optional boolean. The strings `"true"` and `"false"` are taken too:
+/// models write them often enough, and their meaning is not in doubt.
+pub(crate) fn optional_bool(args: &Map<String, Value>, name: &str) -> Result<bool, String> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(true),
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => Ok(false),
+        Some(_) => Err(texts::wrong_type(name, "a boolean")),
+    }
+}
+
+/// A timeout in seconds: absent, zero, negative or non-numeric falls back
+/// to `default` (SPEC section 4); a larger one than `max` is cut down.
+/// A numeric string (`"30"`) counts as its number.
+pub(crate) fn timeout_secs(
+    args: &Map<String, Value>,
+    name: &str,
+    default: Duration,
+    max: Duration,
+) -> Duration {
+    let secs = match args.get(name) {
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    let chosen = match secs {
+        Some(s) if s.is_finite() && s > 0.0 => {
+            Duration::try_from_secs_f64(s).unwrap_or(max)
+        }
+        _ => default,
+    };
+    chosen.min(max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn secs(v: Value) -> Duration {
+        let args = json!({ "timeout": v });
+        timeout_secs(
+            args.as_object().unwrap(),
+            "timeout",
+            Duration::from_secs(120),
+            Duration::from_secs(600),
+        )
+    }
+
+    #[test]
+    fn a_timeout_falls_back_or_is_cut() {
+        assert_eq!(secs(json!(5)), Duration::from_secs(5));
+        assert_eq!(secs(json!(1.5)), Duration::from_millis(1500));
+        assert_eq!(secs(json!(0)), Duration::from_secs(120));
+        assert_eq!(secs(json!(-3)), Duration::from_secs(120));
+        assert_eq!(secs(json!("soon")), Duration::from_secs(120));
+        assert_eq!(secs(json!("30")), Duration::from_secs(30));
+        assert_eq!(secs(json!(1e300)), Duration::from_secs(600));
+        assert_eq!(secs(json!(null)), Duration::from_secs(120));
+        assert_eq!(secs(json!([1])), Duration::from_secs(120));
+    }
+}

@@ -1,0 +1,150 @@
+//! # bashtools
+//!
+//! The shell tools of Claude Code — `bash`, `bash_output`, `kill_shell` (and,
+//! with a task registry, `monitor`) — as a synchronous, thread-based Rust
+//! library for AI agents and any other program.
+//!
+//! ```
+//! use bashtools::{BashTools, Caller};
+//! use serde_json::json;
+//!
+//! let tools = BashTools::builder().build()?;
+//! let r = tools.bash(&json!({"command": "echo hello"}), &Caller::default());
+//! assert_eq!(r.text, "hello");
+//! assert!(!r.is_error);
+//!
+//! let r = tools.bash(&json!({"command": "exit 3"}), &Caller::default());
+//! assert_eq!((r.text.as_str(), r.is_error), ("Exit code 3", true));
+//! # Ok::<(), bashtools::Error>(())
+//! ```
+//!
+//! ## How it works
+//! - Every command runs as `bash -c COMMAND` in a process group of its own,
+//!   stdin from `/dev/null`, stdout and stderr into one file in a private
+//!   directory (see `spawn`).
+//! - One reaper thread per process collects the exits of the commands it
+//!   started, and only those (see `reaper`).
+//! - A mutex-guarded table holds the shells; waits are a condvar with a
+//!   deadline, or a [`Pending`] that is also a [`std::future::Future`].
+//! - Stopping a shell is SIGTERM to its group, then SIGKILL after
+//!   `kill_grace` to whatever is left of it.
+//! - Dropping a [`BashTools`] stops every shell it started and removes the
+//!   output directory.
+
+#![warn(missing_docs)]
+
+mod cap;
+mod caller;
+mod config;
+mod core;
+mod error;
+pub mod gate;
+mod group;
+mod input;
+mod outdir;
+mod output;
+mod pending;
+mod reaper;
+mod spawn;
+mod table;
+mod texts;
+mod timer;
+mod tools;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+pub use crate::caller::Caller;
+pub use crate::config::{Builder, Unattended, Validator};
+pub use crate::error::Error;
+pub use crate::pending::Pending;
+pub use crate::tools::ToolResult;
+
+/// The shell tools. `Send + Sync`: share one value between threads (e.g. in
+/// an `Arc`). Dropping it stops every shell it started (see
+/// [`stop_all`](Self::stop_all)).
+pub struct BashTools {
+    core: Arc<core::Core>,
+}
+
+impl BashTools {
+    /// A [`Builder`] with the defaults of SPEC section 3.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    pub(crate) fn from_config(config: config::Config) -> Result<BashTools, Error> {
+        let outdir = outdir::OutputDir::create(&config.output_root)
+            .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
+        Ok(BashTools {
+            core: Arc::new(core::Core::new(config, outdir)),
+        })
+    }
+
+    /// The `bash` tool: `{command, timeout?, description?, run_in_background?,
+    /// working_directory?}`. Runs the command in the foreground until its
+    /// timeout (seconds), then moves it to the background as `bash_N`.
+    ///
+    /// Blocks the calling thread for as long as the command runs in the
+    /// foreground.
+    pub fn bash(&self, input: &Value, caller: &Caller) -> ToolResult {
+        tools::bash::bash(&self.core, input, caller)
+    }
+
+    /// The `bash_output` tool: `{bash_id, filter?, block?, timeout?}`. The
+    /// output written since the last call, with the shell's status. With
+    /// `block`, waits (on this thread) until the shell ends or `timeout`
+    /// seconds pass.
+    pub fn bash_output(&self, input: &Value) -> ToolResult {
+        tools::bash_output::bash_output(&self.core, input)
+    }
+
+    /// [`bash_output`](Self::bash_output) as a [`Pending`]: with `block`, it
+    /// completes when the shell exits or the timeout passes, and no thread
+    /// of the caller's waits meanwhile.
+    pub fn bash_output_f(&self, input: &Value) -> Pending<ToolResult> {
+        tools::bash_output::bash_output_f(&self.core, input)
+    }
+
+    /// The `kill_shell` tool: `{shell_id}`. SIGTERM to the shell's process
+    /// group, SIGKILL after `kill_grace` to whatever is left; answers once
+    /// the group is gone.
+    pub fn kill_shell(&self, input: &Value) -> ToolResult {
+        tools::kill_shell::kill_shell(&self.core, input)
+    }
+
+    /// Pids of the running background shells and of the foreground commands
+    /// of detached callers: what a surface that cancels a run must leave alone.
+    pub fn background_pids(&self) -> Vec<u32> {
+        self.core.background_pids()
+    }
+
+    /// Stops every running shell (SIGTERM, `kill_grace`, SIGKILL, all at
+    /// once) and refuses new commands from then on. Idempotent: a second call
+    /// finds nothing to stop. [`Drop`] calls it as a last line of defense.
+    pub fn stop_all(&self) {
+        self.core.stop_all();
+    }
+
+    /// The private directory the output files are written to (removed on drop).
+    pub fn output_directory(&self) -> &Path {
+        self.core.outdir.path()
+    }
+}
+
+impl Drop for BashTools {
+    fn drop(&mut self) {
+        self.core.stop_all();
+        self.core.outdir.remove();
+    }
+}
+
+impl core::Core {
+    /// Whether a background shell's end will be delivered as a notification
+    /// (only with a `tasks` registry, which a later part of the crate adds).
+    pub(crate) fn notifies(&self) -> bool {
+        false
+    }
+}

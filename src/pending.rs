@@ -1,0 +1,221 @@
+//! `Pending<T>`: a value that arrives later, to wait for blocking or to await
+//! as a `std::future::Future` (SPEC section 2).
+//!
+//! Both ways are woken from the same place: whoever completes the value
+//! notifies the condvar (for `wait`) and wakes the stored `Waker` (for
+//! `poll`). Nothing polls on a timer, and no executor is assumed.
+//!
+//! The value is produced by a closure run by the *taker*, not the completer:
+//! a completion signalled from the reaper thread must stay quick, while
+//! producing a tool result may mean reading a large output file.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+type Thunk<T> = Box<dyn FnOnce() -> T + Send>;
+
+enum Slot<T> {
+    /// Not ready; the waker of the last `poll`, if any.
+    Waiting(Option<Waker>),
+    /// Ready: the closure that produces the value.
+    Ready(Thunk<T>),
+    /// The value has been handed out.
+    Taken,
+}
+
+struct Shared<T> {
+    slot: Mutex<Slot<T>>,
+    ready: Condvar,
+    /// Set when the `Pending` is dropped: nobody will take the value.
+    abandoned: AtomicBool,
+}
+
+/// A result that is not there yet.
+///
+/// ```
+/// use bashtools::Pending;
+/// let p = Pending::ready(42);
+/// assert_eq!(p.wait(), 42);
+/// ```
+pub struct Pending<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// The other end of a [`Pending`]: completes it once; later completions are ignored.
+pub(crate) struct Completer<T> {
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> Clone for Completer<T> {
+    fn clone(&self) -> Self {
+        Completer {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T: Send + 'static> Pending<T> {
+    /// A `Pending` that is ready at once.
+    pub fn ready(value: T) -> Pending<T> {
+        let (pending, completer) = Pending::new();
+        completer.complete_with(move || value);
+        pending
+    }
+
+    pub(crate) fn new() -> (Pending<T>, Completer<T>) {
+        let shared = Arc::new(Shared {
+            slot: Mutex::new(Slot::Waiting(None)),
+            ready: Condvar::new(),
+            abandoned: AtomicBool::new(false),
+        });
+        (
+            Pending {
+                shared: shared.clone(),
+            },
+            Completer { shared },
+        )
+    }
+}
+
+impl<T> Pending<T> {
+    /// Blocks until the value is there and returns it.
+    pub fn wait(mut self) -> T {
+        loop {
+            if let Some(v) = self.wait_deadline(None) {
+                return v;
+            }
+        }
+    }
+
+    /// Blocks at most `timeout`; `None` if the value is not there by then
+    /// (the `Pending` can be waited on again).
+    pub fn wait_timeout(&mut self, timeout: Duration) -> Option<T> {
+        self.wait_deadline(Some(Instant::now() + timeout))
+    }
+
+    /// The value if it is there, without blocking.
+    pub fn try_take(&mut self) -> Option<T> {
+        let thunk = {
+            let mut slot = self.shared.slot.lock();
+            take_ready(&mut slot)?
+        };
+        Some(thunk())
+    }
+
+    /// Whether the value is there (and not taken yet).
+    pub fn is_ready(&self) -> bool {
+        matches!(*self.shared.slot.lock(), Slot::Ready(_))
+    }
+
+    fn wait_deadline(&mut self, deadline: Option<Instant>) -> Option<T> {
+        let thunk = {
+            let mut slot = self.shared.slot.lock();
+            loop {
+                if let Some(t) = take_ready(&mut slot) {
+                    break t;
+                }
+                if matches!(*slot, Slot::Taken) {
+                    return None;
+                }
+                match deadline {
+                    Some(d) => {
+                        if self.shared.ready.wait_until(&mut slot, d).timed_out() {
+                            return take_ready(&mut slot).map(|t| {
+                                drop(slot);
+                                t()
+                            });
+                        }
+                    }
+                    None => self.shared.ready.wait(&mut slot),
+                }
+            }
+        };
+        Some(thunk())
+    }
+}
+
+fn take_ready<T>(slot: &mut Slot<T>) -> Option<Thunk<T>> {
+    if !matches!(slot, Slot::Ready(_)) {
+        return None;
+    }
+    match std::mem::replace(slot, Slot::Taken) {
+        Slot::Ready(t) => Some(t),
+        _ => None,
+    }
+}
+
+impl<T> Drop for Pending<T> {
+    fn drop(&mut self) {
+        self.shared.abandoned.store(true, Ordering::Release);
+    }
+}
+
+impl<T> std::fmt::Debug for Pending<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match *self.shared.slot.lock() {
+            Slot::Waiting(_) => "waiting",
+            Slot::Ready(_) => "ready",
+            Slot::Taken => "taken",
+        };
+        f.debug_struct("Pending").field("state", &state).finish()
+    }
+}
+
+impl<T> Future for Pending<T> {
+    type Output = T;
+
+    /// # Panics
+    /// When polled again after it returned `Ready`, as futures may.
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let thunk = {
+            let mut slot = self.shared.slot.lock();
+            match &mut *slot {
+                Slot::Waiting(waker) => {
+                    *waker = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
+                Slot::Taken => panic!("Pending polled after its value was taken"),
+                Slot::Ready(_) => take_ready(&mut slot),
+            }
+        };
+        match thunk {
+            Some(t) => Poll::Ready(t()),
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl<T> Completer<T> {
+    /// Makes the value ready: `make` runs when it is taken. Returns false if
+    /// it was completed already (the first completion wins).
+    pub(crate) fn complete_with(&self, make: impl FnOnce() -> T + Send + 'static) -> bool {
+        let waker = {
+            let mut slot = self.shared.slot.lock();
+            match &mut *slot {
+                Slot::Waiting(w) => {
+                    let waker = w.take();
+                    *slot = Slot::Ready(Box::new(make));
+                    waker
+                }
+                _ => return false,
+            }
+        };
+        self.shared.ready.notify_all();
+        if let Some(w) = waker {
+            w.wake();
+        }
+        true
+    }
+
+    /// True once completed, or when the `Pending` was dropped: nobody waits.
+    pub(crate) fn is_done(&self) -> bool {
+        self.shared.abandoned.load(Ordering::Acquire)
+            || !matches!(*self.shared.slot.lock(), Slot::Waiting(_))
+    }
+}

@@ -1,0 +1,150 @@
+//! The reaper: one thread per process that collects the exits of the
+//! process-group leaders we started (SPEC section 2).
+//!
+//! It waits for SIGCHLD through signal-hook's self-pipe, then calls
+//! `waitpid(2)` with `WNOHANG` for each pid it owns — never `waitpid(-1)`,
+//! because the host's other children are not ours to reap (a host that
+//! spawns a `std::process::Child` must still get its real exit status).
+//!
+//! The owned set is also the guard against signalling a recycled pid: a pid
+//! is signalled only under the same lock, while it is still in the set. A pid
+//! leaves the set in the same critical section in which it is reaped, and an
+//! unreaped child (even a zombie) keeps its pid, so no other process can hold
+//! it while we might signal it.
+
+use std::collections::HashMap;
+use std::io;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use nix::errno::Errno;
+use nix::sys::signal::Signal;
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+use parking_lot::Mutex;
+use signal_hook::consts::SIGCHLD;
+use signal_hook::iterator::Signals;
+
+/// How a process-group leader ended, as `waitpid(2)` told it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// It called `exit(N)`.
+    Code(i32),
+    /// It was killed by this signal.
+    Signal(i32),
+    /// Somebody else reaped it (a host calling `waitpid(-1)`): its status is
+    /// lost. Reported as exit code -1.
+    Lost,
+}
+
+impl Exit {
+    /// The exit code a shell reports: N, or 128+S for a signal.
+    pub(crate) fn code(self) -> i32 {
+        match self {
+            Exit::Code(c) => c,
+            Exit::Signal(s) => 128 + s,
+            Exit::Lost => -1,
+        }
+    }
+}
+
+/// Called once, on the reaper thread, when the pid has been reaped. It must
+/// be quick: it runs before the next exit is collected.
+pub(crate) type ExitHook = Box<dyn FnOnce(Exit) + Send>;
+
+pub(crate) struct Reaper {
+    /// The leaders we started and have not reaped yet.
+    owned: Mutex<HashMap<i32, ExitHook>>,
+}
+
+static REAPER: OnceLock<Reaper> = OnceLock::new();
+
+/// The process's one reaper, started on first use.
+pub(crate) fn reaper() -> &'static Reaper {
+    REAPER.get_or_init(|| {
+        // The handler is registered here, before any child can exist, so no
+        // SIGCHLD of ours is ever missed.
+        let signals = Signals::new([SIGCHLD]).expect("cannot install the SIGCHLD handler");
+        std::thread::Builder::new()
+            .name("bashtools-reaper".into())
+            .spawn(move || reap_forever(signals))
+            .expect("cannot start the reaper thread");
+        Reaper {
+            owned: Mutex::new(HashMap::new()),
+        }
+    })
+}
+
+fn reap_forever(mut signals: Signals) {
+    // `forever` yields after every SIGCHLD (several exits may share one
+    // signal, so each wake-up sweeps every owned pid).
+    for _ in signals.forever() {
+        reaper().sweep();
+    }
+}
+
+impl Reaper {
+    /// Starts `cmd` and takes ownership of its pid. The lock is held across
+    /// the fork, so the reaper cannot sweep before the pid is in the set; a
+    /// SIGCHLD that arrives meanwhile is kept by the self-pipe and handled
+    /// right after.
+    pub(crate) fn spawn(&self, cmd: &mut Command, hook: ExitHook) -> io::Result<u32> {
+        let mut owned = self.owned.lock();
+        let child = cmd.spawn()?;
+        let pid = child.id();
+        owned.insert(pid as i32, hook);
+        // Dropping a `Child` neither waits nor kills: the pid is ours now.
+        drop(child);
+        Ok(pid)
+    }
+
+    /// Sends `signal` to the process group led by `pid` if that leader has
+    /// not been reaped yet. Returns whether the leader was still ours.
+    pub(crate) fn signal_group(&self, pid: u32, signal: Signal) -> bool {
+        let owned = self.owned.lock();
+        if !owned.contains_key(&(pid as i32)) {
+            return false;
+        }
+        crate::group::killpg_checked(pid, signal);
+        true
+    }
+
+    /// Whether `pid` is a leader we own that has not been reaped.
+    pub(crate) fn owns(&self, pid: u32) -> bool {
+        self.owned.lock().contains_key(&(pid as i32))
+    }
+
+    /// Collects every owned pid that has ended; runs the hooks outside the
+    /// lock, so a hook may call back into the reaper (to signal, or to spawn).
+    fn sweep(&self) {
+        let mut ended: Vec<(ExitHook, Exit)> = Vec::new();
+        {
+            let mut owned = self.owned.lock();
+            let pids: Vec<i32> = owned.keys().copied().collect();
+            for pid in pids {
+                if let Some(exit) = try_reap(pid) {
+                    if let Some(hook) = owned.remove(&pid) {
+                        ended.push((hook, exit));
+                    }
+                }
+            }
+        }
+        for (hook, exit) in ended {
+            hook(exit);
+        }
+    }
+}
+
+/// One `waitpid(pid, WNOHANG)`: the exit if the pid has ended and is now reaped.
+fn try_reap(pid: i32) -> Option<Exit> {
+    match waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)) {
+        Ok(WaitStatus::Exited(_, code)) => Some(Exit::Code(code)),
+        Ok(WaitStatus::Signaled(_, sig, _)) => Some(Exit::Signal(sig as i32)),
+        // Still running; stopped and continued are not asked for.
+        Ok(_) => None,
+        // Not our child any more: somebody called waitpid(-1).
+        Err(Errno::ECHILD) => Some(Exit::Lost),
+        // EINTR and the like: the next SIGCHLD sweeps again.
+        Err(_) => None,
+    }
+}

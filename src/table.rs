@@ -1,0 +1,234 @@
+//! The shell table: every command we started, under one mutex (SPEC section 2).
+//!
+//! Data flows one way: the tools read and change records here; the reaper's
+//! exit hook records exits here and wakes whoever waits. Nothing in this
+//! module signals a process or reads a file.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use crate::reaper::Exit;
+
+/// Why we stopped a shell (it then reports `killed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StopReason {
+    /// `kill_shell`.
+    Killed,
+    /// `stop_all` or drop.
+    StopAll,
+    /// Its output file passed `max_output_bytes`.
+    OutputCap,
+}
+
+/// Where a shell is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Spawned (or about to be) and not reaped.
+    Running,
+    /// Reaped.
+    Exited(Exit),
+}
+
+/// Something to run once a shell has exited (a `Pending` to complete).
+pub(crate) trait ExitWaiter: Send {
+    /// True when nobody waits any more (the `Pending` completed another way
+    /// or was dropped): the waiter is pruned without being run.
+    fn is_stale(&self) -> bool;
+    /// The shell has exited.
+    fn exited(self: Box<Self>);
+}
+
+/// One command: a foreground call in progress, or a background shell.
+pub(crate) struct Shell {
+    /// `bash_N` once it is in the background; foreground commands have none.
+    pub id: Option<String>,
+    pub command: String,
+    pub description: Option<String>,
+    /// Pid of the leader, which is also the process group id. 0 until spawned.
+    pub pid: u32,
+    pub output: PathBuf,
+    /// Bytes of the output file already shown by `bash_output`.
+    pub cursor: u64,
+    pub state: State,
+    /// Set when we asked it to stop, before it exited.
+    pub stop: Option<StopReason>,
+    pub recipient: String,
+    pub call: Option<String>,
+    pub detached: bool,
+    pub background: bool,
+    pub started: Instant,
+    /// Serialises reads of the output, so two `bash_output` calls at once
+    /// never show the same bytes twice or skip any.
+    pub read_lock: Arc<Mutex<()>>,
+    waiters: Vec<Box<dyn ExitWaiter>>,
+}
+
+impl Shell {
+    /// A record for a command that is about to be spawned.
+    pub(crate) fn new(command: String, output: PathBuf, recipient: String) -> Shell {
+        Shell {
+            id: None,
+            command,
+            description: None,
+            pid: 0,
+            output,
+            cursor: 0,
+            state: State::Running,
+            stop: None,
+            recipient,
+            call: None,
+            detached: false,
+            background: false,
+            started: Instant::now(),
+            read_lock: Arc::new(Mutex::new(())),
+            waiters: Vec::new(),
+        }
+    }
+
+    pub(crate) fn is_running(&self) -> bool {
+        self.state == State::Running
+    }
+
+    /// `running`, `completed`, `failed` or `killed` (SPEC section 4).
+    pub(crate) fn status(&self) -> &'static str {
+        match self.state {
+            State::Running => "running",
+            State::Exited(_) if self.stop.is_some() => "killed",
+            State::Exited(Exit::Code(0)) => "completed",
+            State::Exited(_) => "failed",
+        }
+    }
+
+    pub(crate) fn exit_code(&self) -> Option<i32> {
+        match self.state {
+            State::Running => None,
+            State::Exited(e) => Some(e.code()),
+        }
+    }
+}
+
+/// The records, keyed by an internal number that never repeats.
+#[derive(Default)]
+pub(crate) struct Inner {
+    pub shells: HashMap<u64, Shell>,
+    /// `bash_N` → key.
+    pub ids: HashMap<String, u64>,
+    next_key: u64,
+    /// Set by `stop_all`: nothing new starts.
+    pub closed: bool,
+}
+
+impl Inner {
+    /// Adds a record and returns its key.
+    pub(crate) fn insert(&mut self, shell: Shell) -> u64 {
+        self.next_key += 1;
+        let key = self.next_key;
+        if let Some(id) = &shell.id {
+            self.ids.insert(id.clone(), key);
+        }
+        self.shells.insert(key, shell);
+        key
+    }
+
+    pub(crate) fn by_id(&self, id: &str) -> Option<u64> {
+        self.ids.get(id).copied()
+    }
+
+    /// Gives a record its background ID.
+    pub(crate) fn name(&mut self, key: u64, id: String) {
+        if let Some(shell) = self.shells.get_mut(&key) {
+            shell.id = Some(id.clone());
+            shell.background = true;
+            self.ids.insert(id, key);
+        }
+    }
+
+    pub(crate) fn remove(&mut self, key: u64) -> Option<Shell> {
+        let shell = self.shells.remove(&key)?;
+        if let Some(id) = &shell.id {
+            self.ids.remove(id);
+        }
+        Some(shell)
+    }
+}
+
+/// The table and the condvar that is notified on every exit.
+#[derive(Default)]
+pub(crate) struct Table {
+    inner: Mutex<Inner>,
+    exited: Condvar,
+}
+
+impl Table {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock()
+    }
+
+    /// Records an exit (from the reaper's hook), wakes blocking waiters and
+    /// runs the registered ones outside the lock.
+    pub(crate) fn record_exit(&self, key: u64, exit: Exit) {
+        let waiters = {
+            let mut inner = self.inner.lock();
+            let Some(shell) = inner.shells.get_mut(&key) else {
+                return;
+            };
+            shell.state = State::Exited(exit);
+            std::mem::take(&mut shell.waiters)
+        };
+        self.exited.notify_all();
+        for w in waiters {
+            if !w.is_stale() {
+                w.exited();
+            }
+        }
+    }
+
+    /// Runs `waiter` when the shell exits, or now if it has exited already
+    /// (or is gone).
+    pub(crate) fn on_exit(&self, key: u64, waiter: Box<dyn ExitWaiter>) {
+        let mut inner = self.inner.lock();
+        match inner.shells.get_mut(&key) {
+            Some(shell) if shell.is_running() => {
+                shell.waiters.retain(|w| !w.is_stale());
+                shell.waiters.push(waiter);
+            }
+            _ => {
+                drop(inner);
+                waiter.exited();
+            }
+        }
+    }
+
+    /// Blocks until every shell of `keys` has exited or `deadline` passes
+    /// (`None`: no deadline). Returns the guard and whether all have exited.
+    pub(crate) fn wait_exited<'a>(
+        &'a self,
+        mut inner: MutexGuard<'a, Inner>,
+        keys: &[u64],
+        deadline: Option<Instant>,
+    ) -> (MutexGuard<'a, Inner>, bool) {
+        loop {
+            let all = keys
+                .iter()
+                .all(|k| inner.shells.get(k).map_or(true, |s| !s.is_running()));
+            if all {
+                return (inner, true);
+            }
+            match deadline {
+                Some(d) => {
+                    if self.exited.wait_until(&mut inner, d).timed_out() {
+                        let all = keys
+                            .iter()
+                            .all(|k| inner.shells.get(k).map_or(true, |s| !s.is_running()));
+                        return (inner, all);
+                    }
+                }
+                None => self.exited.wait(&mut inner),
+            }
+        }
+    }
+}

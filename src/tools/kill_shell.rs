@@ -1,0 +1,37 @@
+//! The `kill_shell` tool (SPEC section 4): stop a background shell and its
+//! whole process group.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::ToolResult;
+use crate::core::Core;
+use crate::table::StopReason;
+use crate::{input, texts};
+
+pub(crate) fn kill_shell(core: &Arc<Core>, input: &Value) -> ToolResult {
+    run(core, input).into()
+}
+
+fn run(core: &Arc<Core>, input: &Value) -> Result<ToolResult, String> {
+    let args = input::object(input)?;
+    let id = input::required_str(args, "shell_id")?;
+    let (key, command) = {
+        let inner = core.table.lock();
+        let key = inner.by_id(id).ok_or_else(|| texts::no_task(id))?;
+        let shell = &inner.shells[&key];
+        if !shell.is_running() {
+            return Err(texts::not_running(id, shell.status()));
+        }
+        (key, shell.command.clone())
+    };
+    let stopped = core.stop(&[key], StopReason::Killed);
+    if stopped.is_empty() {
+        // It ended on its own between the look-up and the signal.
+        let inner = core.table.lock();
+        let status = inner.shells.get(&key).map_or("completed", |s| s.status());
+        return Err(texts::not_running(id, status));
+    }
+    Ok(ToolResult::ok(texts::stopped(id, &command)))
+}
