@@ -9,7 +9,10 @@ use bashtools::{BashTools, Caller};
 use serde_json::json;
 
 fn show(title: &str, r: &bashtools::ToolResult) {
-    println!("── {title}{}", if r.is_error { "  (error result)" } else { "" });
+    println!(
+        "── {title}{}",
+        if r.is_error { "  (error result)" } else { "" }
+    );
     for line in r.text.lines() {
         println!("   {line}");
     }

@@ -15,6 +15,8 @@ pub type Validator = dyn Fn(&str, &Path) -> Result<(), String> + Send + Sync + '
 pub type Unattended = dyn Fn() -> bool + Send + Sync + 'static;
 
 /// The settled options every tool call reads. Built once, never changed.
+// The monitor options are read by the monitor tool.
+#[allow(dead_code)]
 pub(crate) struct Config {
     pub working_directory: PathBuf,
     pub allowed_commands: Option<Vec<String>>,

@@ -57,7 +57,11 @@ impl Core {
 
     /// The directory a command runs in: the call's, else the caller's, else
     /// the configured one; relative paths are taken from the configured one.
-    pub(crate) fn resolve_cwd(&self, arg: Option<&str>, caller: &Caller) -> Result<PathBuf, String> {
+    pub(crate) fn resolve_cwd(
+        &self,
+        arg: Option<&str>,
+        caller: &Caller,
+    ) -> Result<PathBuf, String> {
         let base = &self.config.working_directory;
         let dir = match (arg, &caller.working_directory) {
             (Some(a), _) => base.join(a),
@@ -77,9 +81,8 @@ impl Core {
             gate::check_allowed(command, allowed)?;
         }
         if let Some(validator) = &self.config.validator {
-            let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                validator(command, cwd)
-            }));
+            let verdict =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| validator(command, cwd)));
             match verdict {
                 Ok(Ok(())) => {}
                 Ok(Err(reason)) => return Err(texts::refused(&reason)),
@@ -94,7 +97,10 @@ impl Core {
     pub(crate) fn start(self: &Arc<Self>, spec: StartSpec<'_>) -> Result<u64, String> {
         let file_name = match &spec.id {
             Some(id) => format!("{id}.output"),
-            None => format!("fg-{}.output", self.next_file.fetch_add(1, Ordering::Relaxed)),
+            None => format!(
+                "fg-{}.output",
+                self.next_file.fetch_add(1, Ordering::Relaxed)
+            ),
         };
         let (path, file) = self
             .outdir

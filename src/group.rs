@@ -88,7 +88,10 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Instant) -> HashSet<u32>
             .collect();
         // Any one exit wakes us; the loop scans again, which also finds
         // members forked since the last scan.
-        let _ = poll(&mut polls, PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX));
+        let _ = poll(
+            &mut polls,
+            PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX),
+        );
     }
 }
 

@@ -15,7 +15,10 @@ pub(crate) fn object(input: &Value) -> Result<&Map<String, Value>, String> {
 }
 
 /// A required string.
-pub(crate) fn required_str<'a>(args: &'a Map<String, Value>, name: &str) -> Result<&'a str, String> {
+pub(crate) fn required_str<'a>(
+    args: &'a Map<String, Value>,
+    name: &str,
+) -> Result<&'a str, String> {
     match args.get(name) {
         None | Some(Value::Null) => Err(texts::missing(name)),
         Some(Value::String(s)) => Ok(s),
@@ -62,9 +65,7 @@ pub(crate) fn timeout_secs(
         _ => None,
     };
     let chosen = match secs {
-        Some(s) if s.is_finite() && s > 0.0 => {
-            Duration::try_from_secs_f64(s).unwrap_or(max)
-        }
+        Some(s) if s.is_finite() && s > 0.0 => Duration::try_from_secs_f64(s).unwrap_or(max),
         _ => default,
     };
     chosen.min(max)

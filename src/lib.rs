@@ -33,8 +33,8 @@
 
 #![warn(missing_docs)]
 
-mod cap;
 mod caller;
+mod cap;
 mod config;
 mod core;
 mod error;

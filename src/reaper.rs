@@ -109,11 +109,6 @@ impl Reaper {
         true
     }
 
-    /// Whether `pid` is a leader we own that has not been reaped.
-    pub(crate) fn owns(&self, pid: u32) -> bool {
-        self.owned.lock().contains_key(&(pid as i32))
-    }
-
     /// Collects every owned pid that has ended; runs the hooks outside the
     /// lock, so a hook may call back into the reaper (to signal, or to spawn).
     fn sweep(&self) {

@@ -79,15 +79,29 @@ pub(crate) fn command(spec: SpawnSpec<'_>, config: &Config) -> io::Result<Comman
 /// Restores default dispositions and an empty mask, as a fresh process has.
 /// `exec` already resets caught signals to default, but not ignored ones and
 /// not the mask.
+///
+/// The raw `rt_sigaction` system call is used instead of libc's `signal`,
+/// which refuses the real-time signals the C library keeps for itself (32
+/// and 33 with glibc) although a parent may have left them ignored.
 fn reset_signals() -> io::Result<()> {
+    // The kernel's `struct sigaction` with SIG_DFL, no flags and an empty
+    // mask is all zeros, whatever the field order of the architecture.
+    let default_action = [0u64; 4];
     for signo in 1..=nix::libc::SIGRTMAX() {
         if signo == nix::libc::SIGKILL || signo == nix::libc::SIGSTOP {
             continue;
         }
-        // SAFETY: resetting to SIG_DFL installs no handler; failures for
-        // numbers that are not signals on this platform are harmless.
+        // SAFETY: rt_sigaction reads `default_action` (large enough for the
+        // kernel's struct) and writes nothing (old action is null); it is
+        // async-signal-safe. Errors for numbers the kernel refuses are harmless.
         unsafe {
-            nix::libc::signal(signo, nix::libc::SIG_DFL);
+            nix::libc::syscall(
+                nix::libc::SYS_rt_sigaction,
+                signo,
+                default_action.as_ptr(),
+                std::ptr::null_mut::<u64>(),
+                8usize,
+            );
         }
     }
     sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;

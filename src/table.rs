@@ -56,11 +56,12 @@ pub(crate) struct Shell {
     pub state: State,
     /// Set when we asked it to stop, before it exited.
     pub stop: Option<StopReason>,
+    /// Who is told when it ends in the background (read by the task registry).
+    #[allow(dead_code)]
     pub recipient: String,
     pub call: Option<String>,
     pub detached: bool,
     pub background: bool,
-    pub started: Instant,
     /// Serialises reads of the output, so two `bash_output` calls at once
     /// never show the same bytes twice or skip any.
     pub read_lock: Arc<Mutex<()>>,
@@ -83,7 +84,6 @@ impl Shell {
             call: None,
             detached: false,
             background: false,
-            started: Instant::now(),
             read_lock: Arc::new(Mutex::new(())),
             waiters: Vec::new(),
         }

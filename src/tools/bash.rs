@@ -80,7 +80,10 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
         // Its file is renamed after its new ID; the command keeps writing to
         // the same open file.
         let id = core.next_bash_id();
-        let shell = inner.shells.get_mut(&key).expect("a running shell stays in the table");
+        let shell = inner
+            .shells
+            .get_mut(&key)
+            .expect("a running shell stays in the table");
         let renamed = shell.output.with_file_name(format!("{id}.output"));
         if std::fs::rename(&shell.output, &renamed).is_ok() {
             shell.output = renamed;
@@ -94,7 +97,9 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
             core.notifies(),
         )));
     }
-    let shell = inner.remove(key).expect("the shell is in the table until removed here");
+    let shell = inner
+        .remove(key)
+        .expect("the shell is in the table until removed here");
     drop(inner);
     let result = finished(core, &shell);
     let _ = std::fs::remove_file(&shell.output);

@@ -139,7 +139,13 @@ impl ExitWaiter for Answer {
 
 /// Reads the new output and words the answer.
 fn answer(core: &Core, id: &str, key: u64, filter: Option<&Regex>) -> ToolResult {
-    let Some(read_lock) = core.table.lock().shells.get(&key).map(|s| s.read_lock.clone()) else {
+    let Some(read_lock) = core
+        .table
+        .lock()
+        .shells
+        .get(&key)
+        .map(|s| s.read_lock.clone())
+    else {
         return ToolResult::error(texts::no_task(id));
     };
     // One reader at a time per shell: the cursor is read, the file read, and

@@ -1,0 +1,129 @@
+//! Helpers shared by the integration tests: a tools builder with short
+//! timeouts, condition waits with generous deadlines, and `/proc` checks
+//! that nothing of ours is left.
+#![allow(dead_code)]
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use bashtools::{BashTools, Builder, Caller};
+use serde_json::Value;
+
+/// Generous: these machines are shared and noisy.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A builder with a short kill grace, so stopping tests stay quick.
+pub fn builder() -> Builder {
+    BashTools::builder().kill_grace(Duration::from_millis(500))
+}
+
+pub fn tools() -> BashTools {
+    builder().build().expect("tools build")
+}
+
+pub fn me() -> Caller {
+    Caller::default()
+}
+
+/// Runs `bash` with the default caller.
+pub fn bash(tools: &BashTools, input: Value) -> bashtools::ToolResult {
+    tools.bash(&input, &me())
+}
+
+/// The `bash_N` named in a background answer.
+pub fn id_in(text: &str) -> String {
+    let start = text.find("bash_").expect("an ID in the text");
+    text[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// Waits until `cond` holds, up to [`DEADLINE`]; panics with `what` if not.
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let end = Instant::now() + DEADLINE;
+    let mut pause = Duration::from_millis(1);
+    while !cond() {
+        assert!(Instant::now() < end, "timed out waiting until {what}");
+        // A condition on other processes has nothing to wake us: back off.
+        let _ = crossbeam_channel::never::<()>().recv_timeout(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// (pid, ppid, pgrp, state) of every process, from /proc.
+pub fn processes() -> Vec<(u32, u32, u32, char)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
+        let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        if f.len() < 3 {
+            continue;
+        }
+        let state = f[0].chars().next().unwrap_or('?');
+        out.push((
+            pid,
+            f[1].parse().unwrap_or(0),
+            f[2].parse().unwrap_or(0),
+            state,
+        ));
+    }
+    out
+}
+
+/// Live members of the groups `pgids`, and zombies whose parent is this
+/// process (children we failed to reap). Zombies whose parent is PID 1 are
+/// left out: they are orphans of ours that the system's init has to reap,
+/// and in some sandboxes PID 1 never does.
+pub fn left_of(pgids: &[u32]) -> Vec<(u32, u32, u32, char)> {
+    let me = std::process::id();
+    let groups: HashSet<u32> = pgids.iter().copied().collect();
+    processes()
+        .into_iter()
+        .filter(|&(pid, ppid, pgrp, state)| {
+            let ours = groups.contains(&pgrp) || groups.contains(&pid);
+            let zombie = state == 'Z' || state == 'X';
+            (ours && !zombie) || (zombie && ppid == me && ours)
+        })
+        .collect()
+}
+
+/// Waits until nothing of the groups `pgids` is left (see [`left_of`]).
+pub fn assert_gone(pgids: &[u32]) {
+    let end = Instant::now() + DEADLINE;
+    loop {
+        let left = left_of(pgids);
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < end, "processes left behind: {left:?}");
+        let _ = crossbeam_channel::never::<()>().recv_timeout(Duration::from_millis(20));
+    }
+}
+
+/// Zombie children of this process: exits nobody reaped.
+pub fn zombie_children() -> Vec<u32> {
+    let me = std::process::id();
+    processes()
+        .into_iter()
+        .filter(|&(_, ppid, _, state)| ppid == me && state == 'Z')
+        .map(|(pid, ..)| pid)
+        .collect()
+}
+
+/// Pids in group `pgid` that are alive now.
+pub fn live_in_group(pgid: u32) -> Vec<u32> {
+    processes()
+        .into_iter()
+        .filter(|&(_, _, pgrp, state)| pgrp == pgid && state != 'Z' && state != 'X')
+        .map(|(pid, ..)| pid)
+        .collect()
+}
