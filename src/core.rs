@@ -173,8 +173,13 @@ impl Core {
     /// are reaped and the groups are gone (or `AFTER_KILL` passed). Returns
     /// the keys that were running when asked, so were stopped by this call.
     pub(crate) fn stop(&self, keys: &[u64], reason: StopReason) -> Vec<u64> {
+        self.stop_groups(keys, HashSet::new(), reason)
+    }
+
+    /// [`stop`](Self::stop), plus the groups `pgids` whose leaders have
+    /// already been reaped (what ended commands left running).
+    fn stop_groups(&self, keys: &[u64], mut pgids: HashSet<u32>, reason: StopReason) -> Vec<u64> {
         let mut marked = Vec::new();
-        let mut pgids = HashSet::new();
         {
             let mut inner = self.table.lock();
             for &key in keys {
@@ -227,20 +232,31 @@ impl Core {
         }
     }
 
-    /// Stops every running shell and refuses new ones. Idempotent.
+    /// Stops every running shell and refuses new ones, and stops what ended
+    /// commands left running in their groups. Idempotent.
     pub(crate) fn stop_all(&self) {
-        let keys: Vec<u64> = {
+        let (keys, ended) = {
             let mut inner = self.table.lock();
             inner.closed = true;
-            inner
+            let keys: Vec<u64> = inner
                 .shells
                 .iter()
                 .filter(|(_, s)| s.is_running())
                 .map(|(&k, _)| k)
-                .collect()
+                .collect();
+            let mut ended: HashSet<u32> = inner.finished_groups.drain(..).collect();
+            ended.extend(
+                inner
+                    .shells
+                    .values()
+                    .filter(|s| !s.is_running() && s.pid != 0)
+                    .map(|s| s.pid),
+            );
+            (keys, ended)
         };
-        if !keys.is_empty() {
-            self.stop(&keys, StopReason::StopAll);
+        let lingering = group::lingering(&ended);
+        if !keys.is_empty() || !lingering.is_empty() {
+            self.stop_groups(&keys, lingering, StopReason::StopAll);
         }
     }
 

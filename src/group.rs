@@ -45,6 +45,20 @@ pub(crate) fn live_members(pgids: &HashSet<u32>) -> Vec<(u32, u32)> {
         .collect()
 }
 
+/// Of the groups `pgids`, whose leaders we have reaped, those that still
+/// have live members and are still ours. A group id stays allocated while any
+/// process uses it, so a group with members has existed without a break
+/// since its leader ran — unless the number was freed and given out again
+/// in between, which can only happen after some process got the pid itself:
+/// a group whose number is a live pid now is not ours, and is left alone.
+pub(crate) fn lingering(pgids: &HashSet<u32>) -> HashSet<u32> {
+    live_members(pgids)
+        .into_iter()
+        .map(|(_, g)| g)
+        .filter(|&g| stat_of(g).is_none())
+        .collect()
+}
+
 /// (state, pgrp) of a process from `/proc/PID/stat`.
 fn stat_of(pid: u32) -> Option<(char, u32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

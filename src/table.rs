@@ -4,7 +4,7 @@
 //! exit hook records exits here and wakes whoever waits. Nothing in this
 //! module signals a process or reads a file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -120,7 +120,14 @@ pub(crate) struct Inner {
     next_key: u64,
     /// Set by `stop_all`: nothing new starts.
     pub closed: bool,
+    /// Process groups of foreground commands that have ended, newest last:
+    /// what they left running (`server &`) is stopped by `stop_all` too.
+    /// Bounded by [`FINISHED_GROUPS`]; older ones are forgotten.
+    pub finished_groups: VecDeque<u32>,
 }
+
+/// How many ended foreground groups `stop_all` looks after.
+pub(crate) const FINISHED_GROUPS: usize = 4096;
 
 impl Inner {
     /// Adds a record and returns its key.
@@ -149,6 +156,12 @@ impl Inner {
 
     pub(crate) fn remove(&mut self, key: u64) -> Option<Shell> {
         let shell = self.shells.remove(&key)?;
+        if shell.pid != 0 {
+            if self.finished_groups.len() == FINISHED_GROUPS {
+                self.finished_groups.pop_front();
+            }
+            self.finished_groups.push_back(shell.pid);
+        }
         if let Some(id) = &shell.id {
             self.ids.remove(id);
         }

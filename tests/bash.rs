@@ -402,3 +402,45 @@ fn the_allowed_list_is_checked_for_background_commands_too() {
     assert_eq!(r.text, "Command not allowed: touch");
     assert!(t.background_pids().is_empty());
 }
+
+#[test]
+fn drop_stops_what_a_foreground_command_left_running() {
+    let t = tools();
+    // The command returns at once; its grandchild lives on in its group.
+    let r = bash(
+        &t,
+        json!({"command": "sleep 1000 > /dev/null 2>&1 & echo $$"}),
+    );
+    let pgid: u32 = r.text.trim().parse().expect("the shell's pid");
+    wait_until("the grandchild runs", || !live_in_group(pgid).is_empty());
+    drop(t);
+    assert_gone(&[pgid]);
+}
+
+#[test]
+fn drop_stops_what_an_ended_background_shell_left_running() {
+    let t = tools();
+    let r = bash(
+        &t,
+        json!({"command": "(sleep 1000 &); echo $$", "run_in_background": true}),
+    );
+    let id = id_in(&r.text);
+    let r = t.bash_output(&json!({"bash_id": id, "block": true}));
+    assert!(r.text.contains("<status>completed</status>"), "{}", r.text);
+    let pgid: u32 = r
+        .text
+        .split("<stdout>\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        !live_in_group(pgid).is_empty(),
+        "the grandchild outlives its shell"
+    );
+    drop(t);
+    assert_gone(&[pgid]);
+}
