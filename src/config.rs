@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::Error;
+use crate::monitor::MonitorOptions;
+use crate::tasks::Tasks;
 use crate::BashTools;
 
 /// The validator's signature: `Err(reason)` refuses the command with `Command REASON`.
@@ -15,8 +17,6 @@ pub type Validator = dyn Fn(&str, &Path) -> Result<(), String> + Send + Sync + '
 pub type Unattended = dyn Fn() -> bool + Send + Sync + 'static;
 
 /// The settled options every tool call reads. Built once, never changed.
-// The monitor options are read by the monitor tool.
-#[allow(dead_code)]
 pub(crate) struct Config {
     pub working_directory: PathBuf,
     pub allowed_commands: Option<Vec<String>>,
@@ -36,6 +36,8 @@ pub(crate) struct Config {
     pub env: Vec<(OsString, OsString)>,
     pub env_remove: Vec<OsString>,
     pub output_root: PathBuf,
+    pub tasks: Option<Tasks>,
+    pub monitor_options: MonitorOptions,
 }
 
 /// Builds a [`BashTools`]. Every option of SPEC section 3 has a setter of the
@@ -69,6 +71,8 @@ pub struct Builder {
     env: Vec<(OsString, OsString)>,
     env_remove: Vec<OsString>,
     output_root: Option<PathBuf>,
+    tasks: Option<Tasks>,
+    monitor_options: MonitorOptions,
 }
 
 impl Default for Builder {
@@ -92,6 +96,8 @@ impl Default for Builder {
             env: Vec::new(),
             env_remove: Vec::new(),
             output_root: None,
+            tasks: None,
+            monitor_options: MonitorOptions::default(),
         }
     }
 }
@@ -220,6 +226,22 @@ impl Builder {
         self
     }
 
+    /// The application's registry of background work (SPEC section 6).
+    /// With it, background shells and monitors register there, send a
+    /// notification when they end, and take IDs unique across every
+    /// `BashTools` sharing it; `bash_output` and `kill_shell` reach its other
+    /// entries; and the `monitor` tool is available.
+    pub fn tasks(mut self, tasks: Tasks) -> Self {
+        self.tasks = Some(tasks);
+        self
+    }
+
+    /// How every monitor batches its lines (SPEC section 7).
+    pub fn monitor_options(mut self, options: MonitorOptions) -> Self {
+        self.monitor_options = options;
+        self
+    }
+
     /// The directory in which the private output directory is made (default:
     /// [`std::env::temp_dir`]). Not in the spec: for hosts whose temp
     /// directory is small or shared.
@@ -260,6 +282,8 @@ impl Builder {
             env: self.env,
             env_remove: self.env_remove,
             output_root: self.output_root.unwrap_or_else(std::env::temp_dir),
+            tasks: self.tasks,
+            monitor_options: self.monitor_options,
         };
         BashTools::from_config(config)
     }

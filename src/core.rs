@@ -3,17 +3,22 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
+use parking_lot::Mutex;
 
 use crate::caller::Caller;
 use crate::config::Config;
+use crate::monitor::MonitorRun;
 use crate::outdir::OutputDir;
 use crate::reaper::reaper;
-use crate::table::{Shell, StopReason, Table};
+use crate::table::{Ended, Shell, StopReason, Table};
+use crate::tasks::{Notification, TaskInfo, TaskStatus, Tasks};
 use crate::{cap, gate, group, spawn, texts};
 
 /// How long to wait for a group to go after SIGKILL. KILL cannot be caught,
@@ -28,6 +33,9 @@ pub(crate) struct Core {
     next_bash: AtomicU64,
     /// Names the files of foreground commands.
     next_file: AtomicU64,
+    /// The reader threads of monitors, joined by `stop_all` so every end
+    /// notice has been sent when it returns.
+    readers: Mutex<Vec<JoinHandle<()>>>,
 }
 
 /// What [`Core::start`] makes of a command.
@@ -36,8 +44,12 @@ pub(crate) struct StartSpec<'a> {
     pub description: Option<&'a str>,
     pub cwd: &'a Path,
     pub caller: &'a Caller,
-    /// `Some(bash_N)` to start in the background at once.
+    /// `Some(bash_N)` (or `monitor_N`) to start in the background at once.
     pub id: Option<String>,
+    /// A monitor: stdout goes to `stdout`, and its end notice is its reader's.
+    pub monitor: bool,
+    /// Where stdout goes instead of the output file (a monitor's pipe).
+    pub stdout: Option<Stdio>,
 }
 
 impl Core {
@@ -48,11 +60,94 @@ impl Core {
             outdir,
             next_bash: AtomicU64::new(1),
             next_file: AtomicU64::new(1),
+            readers: Mutex::new(Vec::new()),
         }
     }
 
+    /// The next `bash_N`: from the registry when there is one, so IDs are
+    /// unique across every `BashTools` sharing it.
     pub(crate) fn next_bash_id(&self) -> String {
-        format!("bash_{}", self.next_bash.fetch_add(1, Ordering::Relaxed))
+        match &self.config.tasks {
+            Some(tasks) => tasks.next_id("bash"),
+            None => format!("bash_{}", self.next_bash.fetch_add(1, Ordering::Relaxed)),
+        }
+    }
+
+    /// Whether a background shell's end will be delivered as a notification.
+    pub(crate) fn notifies(&self) -> bool {
+        self.config.tasks.is_some()
+    }
+
+    /// Registers background shell `key` in the registry as `id`. Called
+    /// before the shell can be reaped as a background shell (before the
+    /// spawn, or under the table lock when a foreground one moves), so its
+    /// end always finds its entry.
+    pub(crate) fn register_task(self: &Arc<Self>, shell: &Shell, key: u64) {
+        let (Some(tasks), Some(id)) = (&self.config.tasks, &shell.id) else {
+            return;
+        };
+        let core = Arc::downgrade(self);
+        tasks.insert(
+            TaskInfo {
+                id: id.clone(),
+                kind: if shell.monitor { "monitor" } else { "bash" }.to_string(),
+                name: None,
+                description: shell
+                    .description
+                    .clone()
+                    .unwrap_or_else(|| shell.command.clone()),
+                status: TaskStatus::Running,
+                report: None,
+                error: None,
+                recipient: shell.recipient.clone(),
+            },
+            shell.call.clone(),
+            Some(Arc::new(move || {
+                if let Some(core) = core.upgrade() {
+                    core.stop(&[key], StopReason::Killed);
+                }
+            })),
+        );
+    }
+
+    /// The text and label of shell `id`'s end notification with `status`.
+    pub(crate) fn notification(&self, id: &str, status: &str) -> Option<(String, String)> {
+        let inner = self.table.lock();
+        let shell = &inner.shells[&inner.by_id(id)?];
+        let what = shell.description.as_deref().unwrap_or(&shell.command);
+        let code = shell
+            .exit_code()
+            .unwrap_or(if status == "completed" { 0 } else { 1 });
+        let summary = texts::shell_summary(what, status, code);
+        let text =
+            texts::end_notification(id, shell.call.as_deref(), &shell.output, status, &summary);
+        Some((text, summary))
+    }
+
+    /// The end notification of a background shell (SPEC section 5).
+    fn notify_end(tasks: &Tasks, ended: Ended) {
+        let summary = texts::shell_summary(&ended.what, ended.status, ended.code);
+        let text = texts::end_notification(
+            &ended.id,
+            ended.call.as_deref(),
+            &ended.output,
+            ended.status,
+            &summary,
+        );
+        let status = ended.status;
+        tasks.finish(
+            &ended.id,
+            TaskStatus::from_str(status),
+            None,
+            None,
+            |info, _| Notification {
+                recipient: info.recipient.clone(),
+                task_id: info.id.clone(),
+                text,
+                label: summary,
+                status: Some(status.to_string()),
+            },
+        );
     }
 
     /// The directory a command runs in: the call's, else the caller's, else
@@ -116,6 +211,8 @@ impl Core {
         shell.detached = spec.caller.detached;
         shell.id = spec.id;
         shell.background = shell.id.is_some();
+        shell.monitor = spec.monitor;
+        let id = shell.id.clone();
         let key = {
             let mut inner = self.table.lock();
             if inner.closed {
@@ -123,33 +220,45 @@ impl Core {
                 let _ = std::fs::remove_file(&path);
                 return Err(texts::STOPPED.to_string());
             }
-            inner.insert(shell)
+            let key = inner.insert(shell);
+            self.register_task(&inner.shells[&key], key);
+            key
+        };
+        let forget = |core: &Core| {
+            core.table.lock().remove(key);
+            let _ = std::fs::remove_file(&path);
+            if let (Some(tasks), Some(id)) = (&core.config.tasks, &id) {
+                tasks.remove(id);
+            }
         };
         let spawned = spawn::command(
             spawn::SpawnSpec {
                 command: spec.command,
                 cwd: spec.cwd,
                 output: &file,
-                stdout: None,
+                stdout: spec.stdout,
             },
             &self.config,
         )
         .and_then(|mut cmd| {
             let table = self.table.clone();
+            let tasks = self.config.tasks.clone();
             let watch = cap::watch(&path, Arc::downgrade(self), key);
             reaper().spawn(
                 &mut cmd,
                 Box::new(move |exit| {
                     cap::unwatch(watch);
-                    table.record_exit(key, exit);
+                    let ended = table.record_exit(key, exit);
+                    if let (Some(tasks), Some(ended)) = (&tasks, ended) {
+                        Core::notify_end(tasks, ended);
+                    }
                 }),
             )
         });
         let pid = match spawned {
             Ok(pid) => pid,
             Err(e) => {
-                self.table.lock().remove(key);
-                let _ = std::fs::remove_file(&path);
+                forget(self);
                 return Err(texts::spawn_failed(&e));
             }
         };
@@ -232,6 +341,27 @@ impl Core {
         }
     }
 
+    /// Starts the reader thread of a monitor whose command is running. If
+    /// the thread cannot start, the monitor is stopped.
+    pub(crate) fn spawn_reader(&self, id: &str, run: MonitorRun) -> std::io::Result<()> {
+        let key = run.key;
+        let spawned = std::thread::Builder::new()
+            .name(format!("bashtools-{id}"))
+            .spawn(move || run.run());
+        match spawned {
+            Ok(handle) => {
+                let mut readers = self.readers.lock();
+                readers.retain(|h| !h.is_finished());
+                readers.push(handle);
+                Ok(())
+            }
+            Err(e) => {
+                self.stop(&[key], StopReason::Killed);
+                Err(e)
+            }
+        }
+    }
+
     /// Stops every running shell and refuses new ones, and stops what ended
     /// commands left running in their groups. Idempotent.
     pub(crate) fn stop_all(&self) {
@@ -257,6 +387,15 @@ impl Core {
         let lingering = group::lingering(&ended);
         if !keys.is_empty() || !lingering.is_empty() {
             self.stop_groups(&keys, lingering, StopReason::StopAll);
+        }
+        let readers = std::mem::take(&mut *self.readers.lock());
+        let me = std::thread::current().id();
+        for r in readers {
+            // A reader never calls stop_all, but the embedder's code could run
+            // on it (a drop of the last BashTools held there): never join self.
+            if r.thread().id() != me {
+                let _ = r.join();
+            }
         }
     }
 

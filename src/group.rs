@@ -110,7 +110,7 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Instant) -> HashSet<u32>
 }
 
 /// A pidfd for `pid` (Linux 5.3+): readable once the process has exited.
-fn pidfd_open(pid: u32) -> Option<OwnedFd> {
+pub(crate) fn pidfd_open(pid: u32) -> Option<OwnedFd> {
     // SAFETY: a plain syscall with integer arguments; a non-negative return
     // is a new descriptor that we own.
     let fd = unsafe { nix::libc::syscall(nix::libc::SYS_pidfd_open, pid as i32, 0) };

@@ -41,12 +41,14 @@ mod error;
 pub mod gate;
 mod group;
 mod input;
+mod monitor;
 mod outdir;
 mod output;
 mod pending;
 mod reaper;
 mod spawn;
 mod table;
+mod tasks;
 mod texts;
 mod timer;
 mod tools;
@@ -59,7 +61,11 @@ use serde_json::Value;
 pub use crate::caller::Caller;
 pub use crate::config::{Builder, Unattended, Validator};
 pub use crate::error::Error;
+pub use crate::monitor::MonitorOptions;
 pub use crate::pending::Pending;
+pub use crate::tasks::{
+    NewTask, Notification, StopFn, TaskHandle, TaskInfo, TaskStatus, Tasks, DEFAULT_QUEUE_LIMIT,
+};
 pub use crate::tools::ToolResult;
 
 /// The shell tools. `Send + Sync`: share one value between threads (e.g. in
@@ -115,6 +121,22 @@ impl BashTools {
         tools::kill_shell::kill_shell(&self.core, input)
     }
 
+    /// The `monitor` tool: `{description, command, timeout_ms?}`. Starts the
+    /// command in the background as `monitor_N`; each batch of its stdout
+    /// lines is sent as a notification to the caller's recipient, and one
+    /// more when it ends. Needs a [`Tasks`] registry.
+    pub fn monitor(&self, input: &Value, caller: &Caller) -> ToolResult {
+        tools::monitor::monitor(&self.core, input, caller)
+    }
+
+    /// The `<task-notification>` of a background shell's end and the line a
+    /// surface shows for it (SPEC section 5), for shell `id` as if it ended
+    /// with `status` (`completed`, `failed` or `killed`). `None` for an ID
+    /// this value does not know.
+    pub fn notification(&self, id: &str, status: &str) -> Option<(String, String)> {
+        self.core.notification(id, status)
+    }
+
     /// Pids of the running background shells and of the foreground commands
     /// of detached callers: what a surface that cancels a run must leave alone.
     pub fn background_pids(&self) -> Vec<u32> {
@@ -138,13 +160,5 @@ impl Drop for BashTools {
     fn drop(&mut self) {
         self.core.stop_all();
         self.core.outdir.remove();
-    }
-}
-
-impl core::Core {
-    /// Whether a background shell's end will be delivered as a notification
-    /// (only with a `tasks` registry, which a later part of the crate adds).
-    pub(crate) fn notifies(&self) -> bool {
-        false
     }
 }

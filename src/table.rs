@@ -22,6 +22,10 @@ pub(crate) enum StopReason {
     StopAll,
     /// Its output file passed `max_output_bytes`.
     OutputCap,
+    /// A monitor reached its timeout.
+    MonitorTimeout,
+    /// A monitor suppressed lines in every window for `flood_timeout`.
+    Flood,
 }
 
 /// Where a shell is in its life.
@@ -56,12 +60,13 @@ pub(crate) struct Shell {
     pub state: State,
     /// Set when we asked it to stop, before it exited.
     pub stop: Option<StopReason>,
-    /// Who is told when it ends in the background (read by the task registry).
-    #[allow(dead_code)]
+    /// Who is told when it ends in the background.
     pub recipient: String,
     pub call: Option<String>,
     pub detached: bool,
     pub background: bool,
+    /// A monitor: its reader thread, not the exit, sends its end notice.
+    pub monitor: bool,
     /// Serialises reads of the output, so two `bash_output` calls at once
     /// never show the same bytes twice or skip any.
     pub read_lock: Arc<Mutex<()>>,
@@ -84,6 +89,7 @@ impl Shell {
             call: None,
             detached: false,
             background: false,
+            monitor: false,
             read_lock: Arc::new(Mutex::new(())),
             waiters: Vec::new(),
         }
@@ -108,6 +114,33 @@ impl Shell {
             State::Running => None,
             State::Exited(e) => Some(e.code()),
         }
+    }
+}
+
+/// What the notification of a shell's end says.
+pub(crate) struct Ended {
+    pub id: String,
+    /// The description, or the command when there is none.
+    pub what: String,
+    pub call: Option<String>,
+    pub output: PathBuf,
+    pub status: &'static str,
+    pub code: i32,
+}
+
+impl Ended {
+    pub(crate) fn of(shell: &Shell) -> Option<Ended> {
+        Some(Ended {
+            id: shell.id.clone()?,
+            what: shell
+                .description
+                .clone()
+                .unwrap_or_else(|| shell.command.clone()),
+            call: shell.call.clone(),
+            output: shell.output.clone(),
+            status: shell.status(),
+            code: shell.exit_code()?,
+        })
     }
 }
 
@@ -182,15 +215,16 @@ impl Table {
     }
 
     /// Records an exit (from the reaper's hook), wakes blocking waiters and
-    /// runs the registered ones outside the lock.
-    pub(crate) fn record_exit(&self, key: u64, exit: Exit) {
-        let waiters = {
+    /// runs the registered ones outside the lock. Returns what the end
+    /// notification needs when the shell is a background shell (not a
+    /// monitor, whose reader thread sends its own).
+    pub(crate) fn record_exit(&self, key: u64, exit: Exit) -> Option<Ended> {
+        let (waiters, ended) = {
             let mut inner = self.inner.lock();
-            let Some(shell) = inner.shells.get_mut(&key) else {
-                return;
-            };
+            let shell = inner.shells.get_mut(&key)?;
             shell.state = State::Exited(exit);
-            std::mem::take(&mut shell.waiters)
+            let ended = (shell.background && !shell.monitor).then(|| Ended::of(shell));
+            (std::mem::take(&mut shell.waiters), ended)
         };
         self.exited.notify_all();
         for w in waiters {
@@ -198,6 +232,7 @@ impl Table {
                 w.exited();
             }
         }
+        ended.flatten()
     }
 
     /// Runs `waiter` when the shell exits, or now if it has exited already

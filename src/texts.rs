@@ -163,3 +163,158 @@ mod tests {
         assert_eq!(refused("blocked by policy"), "Command blocked by policy");
     }
 }
+
+/// Ours: `kill_shell` on an application entry whose stop panicked.
+pub(crate) fn stop_panicked(id: &str) -> String {
+    format!("Task {id} could not be stopped: its stop handler failed")
+}
+
+/// Ours: `monitor` without a `tasks` registry.
+pub(crate) const MONITOR_NEEDS_TASKS: &str =
+    "The monitor tool needs a task registry: this host configured none (BashTools::builder().tasks(...))";
+
+/// §5: `&`, `<` and `>` as XML entities.
+pub(crate) fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// §5: the summary of a background shell that ended.
+pub(crate) fn shell_summary(what: &str, status: &str, code: i32) -> String {
+    match status {
+        "completed" => format!("Background command \"{what}\" completed (exit code {code})"),
+        "killed" => format!("Background command \"{what}\" was stopped"),
+        _ => format!("Background command \"{what}\" failed with exit code {code}"),
+    }
+}
+
+/// §5: the summary of a monitor that ended; `why` says why it was stopped
+/// when that was not `kill_shell` (a flood, the timeout).
+pub(crate) fn monitor_summary(what: &str, status: &str, code: i32, why: Option<&str>) -> String {
+    match (status, why) {
+        ("completed", _) => format!("Monitor \"{what}\" stream ended"),
+        ("killed", Some(why)) => format!("Monitor \"{what}\" stopped ({why})"),
+        ("killed", None) => format!("Monitor \"{what}\" stopped"),
+        _ => format!("Monitor \"{what}\" script failed (exit {code})"),
+    }
+}
+
+/// §7: why a flooding monitor was stopped.
+pub(crate) fn flood_reason(d: Duration) -> String {
+    format!("output rate too high for {}", seconds(d))
+}
+
+/// §7: the last event of a monitor at its timeout.
+pub(crate) const MONITOR_TIMED_OUT: &str = "[Monitor timed out — re-arm if needed.]";
+
+/// §7: the first line of the notification after a window with suppressed lines.
+pub(crate) fn suppressed(n: u64) -> String {
+    format!("[{n} events suppressed — output rate too high. Consider using kill_shell to restart this monitor with a more selective filter.]")
+}
+
+/// §7: a line cut at `line_limit`.
+pub(crate) const LINE_TRUNCATED: &str = "...(truncated)";
+
+/// §4 monitor: the answer of a monitor that started.
+pub(crate) fn monitor_started(id: &str, timeout: Duration) -> String {
+    format!(
+        "Monitor started (task {id}, timeout {}ms). You will be notified on each event. Keep working — do not poll or sleep. Events may arrive while you are waiting for the user — an event is not their reply.",
+        timeout.as_millis()
+    )
+}
+
+/// §5: the end notification of a shell or a monitor (the shell form).
+pub(crate) fn end_notification(
+    id: &str,
+    call: Option<&str>,
+    output: &Path,
+    status: &str,
+    summary: &str,
+) -> String {
+    let mut text = format!("<task-notification>\n<task-id>{id}</task-id>\n");
+    if let Some(call) = call {
+        text.push_str(&format!("<tool-use-id>{call}</tool-use-id>\n"));
+    }
+    text.push_str(&format!(
+        "<output-file>{}</output-file>\n<status>{status}</status>\n<summary>{}</summary>\n</task-notification>",
+        output.display(),
+        xml_escape(summary)
+    ));
+    text
+}
+
+/// §5: a batch of monitor events.
+pub(crate) fn monitor_event(id: &str, description: &str, lines: &[String]) -> (String, String) {
+    let label = format!("Monitor event: \"{description}\"");
+    let text = format!(
+        "<task-notification>\n<task-id>{id}</task-id>\n<summary>{}</summary>\n<event>{}</event>\n</task-notification>",
+        xml_escape(&label),
+        lines.join("\n")
+    );
+    (text, label)
+}
+
+/// Ours, in the form of §5: the end of an application entry (a subagent).
+pub(crate) fn task_notification(
+    info: &crate::tasks::TaskInfo,
+    call: Option<&str>,
+) -> crate::tasks::Notification {
+    use crate::tasks::TaskStatus;
+    let kind = capitalized(&info.kind);
+    let what = &info.description;
+    let label = match info.status {
+        TaskStatus::Completed | TaskStatus::Running => format!("{kind} \"{what}\" completed"),
+        TaskStatus::Failed => format!("{kind} \"{what}\" failed"),
+        TaskStatus::Killed => format!("{kind} \"{what}\" was stopped"),
+    };
+    let mut text = format!("<task-notification>\n<task-id>{}</task-id>\n", info.id);
+    if let Some(call) = call {
+        text.push_str(&format!("<tool-use-id>{call}</tool-use-id>\n"));
+    }
+    text.push_str(&format!(
+        "<status>{}</status>\n<summary>{}</summary>\n",
+        info.status.as_str(),
+        xml_escape(&label)
+    ));
+    if let Some(report) = &info.report {
+        text.push_str(&format!("<result>{report}</result>\n"));
+    }
+    if let Some(error) = &info.error {
+        text.push_str(&format!("<error>{error}</error>\n"));
+    }
+    text.push_str("</task-notification>");
+    crate::tasks::Notification {
+        recipient: info.recipient.clone(),
+        task_id: info.id.clone(),
+        text,
+        label,
+        status: Some(info.status.as_str().to_string()),
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// §4 bash_output on an application entry: its status, and once ended its
+/// report (its error when it failed).
+pub(crate) fn task_output(info: &crate::tasks::TaskInfo) -> String {
+    let mut text = format!("<status>{}</status>", info.status.as_str());
+    let body = info.report.as_deref().or(info.error.as_deref());
+    if let Some(body) = body {
+        text.push_str(&format!("\n<output>\n{body}\n</output>"));
+    }
+    text
+}

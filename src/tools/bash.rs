@@ -62,6 +62,8 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
         cwd: &cwd,
         caller,
         id: id.clone(),
+        monitor: false,
+        stdout: None,
     })?;
     if let Some(id) = id {
         let path = core.table.lock().shells[&key].output.clone();
@@ -90,6 +92,8 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
         }
         let path = shell.output.clone();
         inner.name(key, id.clone());
+        core.register_task(&inner.shells[&key], key);
+        drop(inner);
         return Ok(ToolResult::ok(texts::moved_to_background(
             args.timeout,
             &id,

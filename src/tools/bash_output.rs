@@ -11,12 +11,22 @@ use super::ToolResult;
 use crate::core::Core;
 use crate::pending::{Completer, Pending};
 use crate::table::{ExitWaiter, StopReason};
+use crate::tasks::{EndWaiter, TaskStatus};
 use crate::{input, output, texts, timer};
+
+/// What a `bash_output` call reads.
+#[derive(Clone)]
+enum Target {
+    /// A shell of this `BashTools`.
+    Shell(u64),
+    /// Another entry of the registry (a subagent, or another `BashTools`'s shell), by its ID.
+    Task(String),
+}
 
 /// A checked `bash_output` call.
 struct Request {
     id: String,
-    key: u64,
+    target: Target,
     filter: Option<Regex>,
     block: bool,
     timeout: Duration,
@@ -46,11 +56,21 @@ fn parse(core: &Core, input: &Value) -> Result<Request, String> {
         if inner.closed {
             return Err(texts::STOPPED.to_string());
         }
-        inner.by_id(&id).ok_or_else(|| texts::no_task(&id))?
+        inner.by_id(&id)
+    };
+    let target = match key {
+        Some(key) => Target::Shell(key),
+        None => core
+            .config
+            .tasks
+            .as_ref()
+            .and_then(|t| t.resolve(&id))
+            .map(Target::Task)
+            .ok_or_else(|| texts::no_task(&id))?,
     };
     Ok(Request {
         id,
-        key,
+        target,
         filter,
         block,
         timeout,
@@ -65,10 +85,19 @@ pub(crate) fn bash_output(core: &Arc<Core>, input: &Value) -> ToolResult {
     };
     if req.block {
         let deadline = Instant::now() + req.timeout;
-        let inner = core.table.lock();
-        drop(core.table.wait_exited(inner, &[req.key], Some(deadline)));
+        match &req.target {
+            Target::Shell(key) => {
+                let inner = core.table.lock();
+                drop(core.table.wait_exited(inner, &[*key], Some(deadline)));
+            }
+            Target::Task(id) => {
+                if let Some(tasks) = &core.config.tasks {
+                    tasks.wait_end(id, deadline);
+                }
+            }
+        }
     }
-    answer(core, &req.id, req.key, req.filter.as_ref())
+    answer(core, &req.id, &req.target, req.filter.as_ref())
 }
 
 /// Future-style: the `Pending` completes when the shell exits or the
@@ -78,26 +107,41 @@ pub(crate) fn bash_output_f(core: &Arc<Core>, input: &Value) -> Pending<ToolResu
         Ok(r) => r,
         Err(e) => return Pending::ready(ToolResult::error(e)),
     };
-    let running = core
-        .table
-        .lock()
-        .shells
-        .get(&req.key)
-        .is_some_and(|s| s.is_running());
+    let running = match &req.target {
+        Target::Shell(key) => core
+            .table
+            .lock()
+            .shells
+            .get(key)
+            .is_some_and(|s| s.is_running()),
+        Target::Task(id) => core
+            .config
+            .tasks
+            .as_ref()
+            .and_then(|t| t.get(id))
+            .is_some_and(|i| i.status == TaskStatus::Running),
+    };
     if !req.block || !running {
-        return Pending::ready(answer(core, &req.id, req.key, req.filter.as_ref()));
+        return Pending::ready(answer(core, &req.id, &req.target, req.filter.as_ref()));
     }
     let (pending, completer) = Pending::new();
     let late = Answer {
         core: Arc::downgrade(core),
         id: req.id,
-        key: req.key,
+        target: req.target.clone(),
         filter: req.filter,
         completer,
     };
     let on_timeout = late.clone();
     timer::at(Instant::now() + req.timeout, move || on_timeout.complete());
-    core.table.on_exit(req.key, Box::new(late));
+    match &req.target {
+        Target::Shell(key) => core.table.on_exit(*key, Box::new(late)),
+        Target::Task(id) => {
+            if let Some(tasks) = &core.config.tasks {
+                tasks.on_end(id, Box::new(late));
+            }
+        }
+    }
     pending
 }
 
@@ -106,7 +150,7 @@ pub(crate) fn bash_output_f(core: &Arc<Core>, input: &Value) -> Pending<ToolResu
 struct Answer {
     core: Weak<Core>,
     id: String,
-    key: u64,
+    target: Target,
     filter: Option<Regex>,
     completer: Completer<ToolResult>,
 }
@@ -116,12 +160,12 @@ impl Answer {
         let Answer {
             core,
             id,
-            key,
+            target,
             filter,
             completer,
         } = self;
         completer.complete_with(move || match core.upgrade() {
-            Some(core) => answer(&core, &id, key, filter.as_ref()),
+            Some(core) => answer(&core, &id, &target, filter.as_ref()),
             None => ToolResult::error(texts::STOPPED),
         });
     }
@@ -137,8 +181,29 @@ impl ExitWaiter for Answer {
     }
 }
 
-/// Reads the new output and words the answer.
-fn answer(core: &Core, id: &str, key: u64, filter: Option<&Regex>) -> ToolResult {
+impl EndWaiter for Answer {
+    fn is_stale(&self) -> bool {
+        self.completer.is_done()
+    }
+
+    fn ended(self: Box<Self>) {
+        self.complete();
+    }
+}
+
+/// Answers for whatever the call reads.
+fn answer(core: &Core, id: &str, target: &Target, filter: Option<&Regex>) -> ToolResult {
+    match target {
+        Target::Shell(key) => shell_answer(core, id, *key, filter),
+        Target::Task(task_id) => match core.config.tasks.as_ref().and_then(|t| t.get(task_id)) {
+            Some(info) => ToolResult::ok(texts::task_output(&info)),
+            None => ToolResult::error(texts::no_task(id)),
+        },
+    }
+}
+
+/// Reads a shell's new output and words the answer.
+fn shell_answer(core: &Core, id: &str, key: u64, filter: Option<&Regex>) -> ToolResult {
     let Some(read_lock) = core
         .table
         .lock()

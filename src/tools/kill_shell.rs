@@ -19,7 +19,10 @@ fn run(core: &Arc<Core>, input: &Value) -> Result<ToolResult, String> {
     let id = input::required_str(args, "shell_id")?;
     let (key, command) = {
         let inner = core.table.lock();
-        let key = inner.by_id(id).ok_or_else(|| texts::no_task(id))?;
+        let Some(key) = inner.by_id(id) else {
+            drop(inner);
+            return other_entry(core, id);
+        };
         let shell = &inner.shells[&key];
         if !shell.is_running() {
             return Err(texts::not_running(id, shell.status()));
@@ -34,4 +37,15 @@ fn run(core: &Arc<Core>, input: &Value) -> Result<ToolResult, String> {
         return Err(texts::not_running(id, status));
     }
     Ok(ToolResult::ok(texts::stopped(id, &command)))
+}
+
+/// Another entry of the registry (a subagent): asked to stop.
+fn other_entry(core: &Core, id: &str) -> Result<ToolResult, String> {
+    let tasks = core
+        .config
+        .tasks
+        .as_ref()
+        .ok_or_else(|| texts::no_task(id))?;
+    let (id, description) = tasks.request_stop(id)?;
+    Ok(ToolResult::ok(texts::stopped(&id, &description)))
 }

@@ -4,6 +4,7 @@
 pub(crate) mod bash;
 pub(crate) mod bash_output;
 pub(crate) mod kill_shell;
+pub(crate) mod monitor;
 
 /// What a tool call answers: the text a model reads, and whether it is an
 /// error result.

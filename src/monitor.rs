@@ -1,0 +1,545 @@
+//! Monitors: a command whose stdout lines are delivered as notifications,
+//! in batches (SPEC section 7).
+//!
+//! One reader thread per monitor. It waits with `poll(2)` on the command's
+//! stdout pipe and on a pidfd of its leader, with the end of the current
+//! batch window (or the monitor's deadline) as the timeout, so a line
+//! reaches the recipient within `batch_window` of its arrival plus the time
+//! to send it, and nothing polls on a timer.
+//!
+//! The batching itself ([`Batcher`]) and the line splitting ([`Lines`]) are
+//! plain state machines, with time passed in, so they are tested without
+//! processes.
+
+use std::io::Read;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+
+use crate::core::Core;
+use crate::table::StopReason;
+use crate::tasks::{Notification, TaskStatus, Tasks};
+use crate::texts;
+
+/// How every monitor batches its lines (SPEC section 7).
+///
+/// ```
+/// use std::time::Duration;
+/// let opts = bashtools::MonitorOptions::default()
+///     .batch_window(Duration::from_millis(50))
+///     .burst_limit(5);
+/// assert_eq!(opts.line_limit, 500);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MonitorOptions {
+    /// Lines within this window after the first go out as one notification,
+    /// so a multi-line event arrives whole (200 ms).
+    pub batch_window: Duration,
+    /// At most this many lines in one notification; the rest of the window
+    /// are counted and reported as suppressed (20).
+    pub burst_limit: usize,
+    /// A longer line is cut and ends with `...(truncated)`; a line that never
+    /// ends holds no more than this in memory (500 characters).
+    pub line_limit: usize,
+    /// A monitor that suppressed lines in every window for this long is
+    /// stopped (30 s).
+    pub flood_timeout: Duration,
+}
+
+impl Default for MonitorOptions {
+    fn default() -> Self {
+        MonitorOptions {
+            batch_window: Duration::from_millis(200),
+            burst_limit: 20,
+            line_limit: 500,
+            flood_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl MonitorOptions {
+    /// Sets [`batch_window`](Self::batch_window).
+    pub fn batch_window(mut self, d: Duration) -> Self {
+        self.batch_window = d;
+        self
+    }
+    /// Sets [`burst_limit`](Self::burst_limit).
+    pub fn burst_limit(mut self, n: usize) -> Self {
+        self.burst_limit = n;
+        self
+    }
+    /// Sets [`line_limit`](Self::line_limit).
+    pub fn line_limit(mut self, chars: usize) -> Self {
+        self.line_limit = chars;
+        self
+    }
+    /// Sets [`flood_timeout`](Self::flood_timeout).
+    pub fn flood_timeout(mut self, d: Duration) -> Self {
+        self.flood_timeout = d;
+        self
+    }
+}
+
+/// Splits bytes into lines, cutting each at `limit` characters. Memory is
+/// bounded by the limit whatever the input: the rest of a long line is
+/// skipped up to its newline.
+pub(crate) struct Lines {
+    limit: usize,
+    buf: Vec<u8>,
+    chars: usize,
+    cut: bool,
+}
+
+impl Lines {
+    pub(crate) fn new(limit: usize) -> Lines {
+        Lines {
+            limit,
+            buf: Vec::new(),
+            chars: 0,
+            cut: false,
+        }
+    }
+
+    /// Feeds bytes; each complete line goes to `out`.
+    pub(crate) fn feed(&mut self, bytes: &[u8], out: &mut impl FnMut(String)) {
+        for &b in bytes {
+            if b == b'\n' {
+                out(self.take());
+                continue;
+            }
+            if self.cut {
+                continue;
+            }
+            // A byte that starts a character (not a UTF-8 continuation byte).
+            let starts_char = b & 0xC0 != 0x80;
+            if starts_char && self.chars == self.limit {
+                self.cut = true;
+                continue;
+            }
+            self.buf.push(b);
+            if starts_char {
+                self.chars += 1;
+            }
+        }
+    }
+
+    /// The last line, if the stream ended without a newline.
+    pub(crate) fn finish(&mut self) -> Option<String> {
+        (!self.buf.is_empty() || self.cut).then(|| self.take())
+    }
+
+    fn take(&mut self) -> String {
+        let mut line = String::from_utf8_lossy(&self.buf).into_owned();
+        if line.ends_with('\r') {
+            line.pop();
+        }
+        if self.cut {
+            line.push_str(texts::LINE_TRUNCATED);
+        }
+        self.buf.clear();
+        self.chars = 0;
+        self.cut = false;
+        line
+    }
+}
+
+/// Groups lines into notifications (SPEC section 7).
+pub(crate) struct Batcher {
+    opts: MonitorOptions,
+    lines: Vec<String>,
+    /// When the open window closes; `None` while no window is open.
+    window_end: Option<Instant>,
+    window_start: Option<Instant>,
+    /// Lines past `burst_limit` in the open window.
+    suppressed: u64,
+    /// Suppressed in the last window: the next notification says so first.
+    carry: u64,
+    /// Since when every window has suppressed lines.
+    flood_since: Option<Instant>,
+}
+
+impl Batcher {
+    pub(crate) fn new(opts: MonitorOptions) -> Batcher {
+        Batcher {
+            opts,
+            lines: Vec::new(),
+            window_end: None,
+            window_start: None,
+            suppressed: 0,
+            carry: 0,
+            flood_since: None,
+        }
+    }
+
+    /// A line arrived at `now`.
+    pub(crate) fn push(&mut self, line: String, now: Instant) {
+        self.open(now);
+        if self.lines.len() < self.opts.burst_limit.max(1) {
+            self.lines.push(line);
+        } else {
+            self.suppressed += 1;
+        }
+    }
+
+    fn open(&mut self, now: Instant) {
+        if self.window_end.is_none() {
+            self.window_start = Some(now);
+            self.window_end = Some(now + self.opts.batch_window);
+        }
+    }
+
+    /// When the open window closes.
+    pub(crate) fn window_end(&self) -> Option<Instant> {
+        self.window_end
+    }
+
+    /// The lines of the window that closed, to send; `None` when there is
+    /// nothing to say. Call when `now` has passed [`window_end`](Self::window_end).
+    pub(crate) fn flush(&mut self, now: Instant) -> Option<Vec<String>> {
+        let start = self.window_start.take();
+        self.window_end = None;
+        if self.suppressed > 0 {
+            self.flood_since = self.flood_since.or(start).or(Some(now));
+        } else {
+            self.flood_since = None;
+        }
+        let mut out = Vec::with_capacity(self.lines.len() + 1);
+        if self.carry > 0 {
+            out.push(texts::suppressed(self.carry));
+        }
+        out.append(&mut self.lines);
+        self.carry = std::mem::take(&mut self.suppressed);
+        if self.carry > 0 {
+            // Say so within one more window, even if no line comes.
+            self.open(now);
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// Everything still held, at the end of the stream (one or two notifications).
+    pub(crate) fn finish(&mut self, now: Instant) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        out.extend(self.flush(now));
+        if self.carry > 0 {
+            out.push(vec![texts::suppressed(std::mem::take(&mut self.carry))]);
+        }
+        self.window_end = None;
+        out
+    }
+
+    /// Whether every window has suppressed lines for `flood_timeout`.
+    pub(crate) fn flooding(&self, now: Instant) -> bool {
+        self.flood_since
+            .is_some_and(|since| now.duration_since(since) >= self.opts.flood_timeout)
+    }
+}
+
+/// Everything the reader thread of one monitor needs.
+pub(crate) struct MonitorRun {
+    pub core: Arc<Core>,
+    pub tasks: Tasks,
+    pub key: u64,
+    pub id: String,
+    pub description: String,
+    pub recipient: String,
+    pub call: Option<String>,
+    pub output: std::path::PathBuf,
+    pub deadline: Instant,
+    /// The read end of the command's stdout pipe, non-blocking.
+    pub stdout: std::fs::File,
+    /// Readable once the leader has exited; `None` on kernels without pidfds.
+    pub leader: Option<OwnedFd>,
+}
+
+/// How the reading ended.
+enum End {
+    /// The pipe closed, or the leader exited.
+    Stream,
+    TimedOut,
+    Flood,
+}
+
+impl MonitorRun {
+    /// The reader thread's body: read, batch, notify; then the end notice.
+    pub(crate) fn run(self) {
+        let opts = self.core.config.monitor_options.clone();
+        let mut batcher = Batcher::new(opts.clone());
+        let mut lines = Lines::new(opts.line_limit);
+        let end = self.read(&mut batcher, &mut lines);
+        let now = Instant::now();
+        if let Some(last) = lines.finish() {
+            batcher.push(last, now);
+        }
+        for batch in batcher.finish(now) {
+            self.send_event(&batch);
+        }
+        let why = match end {
+            End::Stream => None,
+            End::TimedOut => {
+                self.send_event(&[texts::MONITOR_TIMED_OUT.to_string()]);
+                self.core.stop(&[self.key], StopReason::MonitorTimeout);
+                None
+            }
+            End::Flood => {
+                self.core.stop(&[self.key], StopReason::Flood);
+                Some(texts::flood_reason(opts.flood_timeout))
+            }
+        };
+        // The stream can end before the leader does (it closed its stdout):
+        // the monitor lasts until the leader exits, or its deadline.
+        let exited = {
+            let inner = self.core.table.lock();
+            let (_, exited) = self
+                .core
+                .table
+                .wait_exited(inner, &[self.key], Some(self.deadline));
+            exited
+        };
+        if !exited {
+            self.send_event(&[texts::MONITOR_TIMED_OUT.to_string()]);
+            self.core.stop(&[self.key], StopReason::MonitorTimeout);
+        }
+        self.send_end(why.as_deref());
+    }
+
+    fn read(&self, batcher: &mut Batcher, lines: &mut Lines) -> End {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut leader_gone = false;
+        loop {
+            let now = Instant::now();
+            if now >= self.deadline {
+                return End::TimedOut;
+            }
+            if batcher.window_end().is_some_and(|end| now >= end) {
+                if let Some(batch) = batcher.flush(now) {
+                    self.send_event(&batch);
+                }
+                if batcher.flooding(now) {
+                    return End::Flood;
+                }
+            }
+            if leader_gone {
+                // Drain what is already in the pipe, without waiting for
+                // grandchildren that may hold it open.
+                match (&self.stdout).read(&mut buf) {
+                    Ok(n) if n > 0 => {
+                        let now = Instant::now();
+                        lines.feed(&buf[..n], &mut |l| batcher.push(l, now));
+                        continue;
+                    }
+                    _ => return End::Stream,
+                }
+            }
+            let wake = batcher
+                .window_end()
+                .map_or(self.deadline, |e| e.min(self.deadline));
+            let ms = wake
+                .saturating_duration_since(now)
+                .as_millis()
+                .min(i32::MAX as u128) as i32;
+            let mut fds = vec![PollFd::new(self.stdout.as_fd(), PollFlags::POLLIN)];
+            if let Some(leader) = &self.leader {
+                fds.push(PollFd::new(leader.as_fd(), PollFlags::POLLIN));
+            }
+            // Round up so a window's end is not missed by a millisecond.
+            let timeout = PollTimeout::try_from(ms.saturating_add(1)).unwrap_or(PollTimeout::MAX);
+            match poll(&mut fds, timeout) {
+                Ok(0) | Err(_) => continue,
+                Ok(_) => {}
+            }
+            let pipe_ready = fds[0].revents().is_some_and(|r| !r.is_empty());
+            leader_gone = fds
+                .get(1)
+                .and_then(|f| f.revents())
+                .is_some_and(|r| !r.is_empty());
+            if pipe_ready {
+                match (&self.stdout).read(&mut buf) {
+                    Ok(0) => return End::Stream,
+                    Ok(n) => {
+                        let now = Instant::now();
+                        lines.feed(&buf[..n], &mut |l| batcher.push(l, now));
+                    }
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+                        ) => {}
+                    Err(_) => return End::Stream,
+                }
+            }
+        }
+    }
+
+    fn send_event(&self, lines: &[String]) {
+        let (text, label) = texts::monitor_event(&self.id, &self.description, lines);
+        self.tasks.notify(Notification {
+            recipient: self.recipient.clone(),
+            task_id: self.id.clone(),
+            text,
+            label,
+            status: None,
+        });
+    }
+
+    fn send_end(&self, why: Option<&str>) {
+        let (status, code) = {
+            let inner = self.core.table.lock();
+            inner
+                .shells
+                .get(&self.key)
+                .map(|s| (s.status(), s.exit_code().unwrap_or(-1)))
+                .unwrap_or(("killed", -1))
+        };
+        let summary = texts::monitor_summary(&self.description, status, code, why);
+        let text = texts::end_notification(
+            &self.id,
+            self.call.as_deref(),
+            &self.output,
+            status,
+            &summary,
+        );
+        self.tasks.finish(
+            &self.id,
+            TaskStatus::from_str(status),
+            None,
+            None,
+            |info, _| Notification {
+                recipient: info.recipient.clone(),
+                task_id: info.id.clone(),
+                text,
+                label: summary,
+                status: Some(status.to_string()),
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> MonitorOptions {
+        MonitorOptions::default()
+            .batch_window(Duration::from_millis(100))
+            .burst_limit(3)
+            .flood_timeout(Duration::from_millis(300))
+    }
+
+    fn lines_of(bytes: &[u8], limit: usize) -> Vec<String> {
+        let mut l = Lines::new(limit);
+        let mut out = Vec::new();
+        l.feed(bytes, &mut |s| out.push(s));
+        out.extend(l.finish());
+        out
+    }
+
+    #[test]
+    fn lines_are_split_and_a_last_line_without_newline_is_kept() {
+        assert_eq!(lines_of(b"a\nb\r\nc", 10), ["a", "b", "c"]);
+        assert_eq!(lines_of(b"a\n\n", 10), ["a", ""]);
+    }
+
+    #[test]
+    fn a_long_line_is_cut_at_the_limit_in_characters() {
+        assert_eq!(
+            lines_of("ééééé\nok\n".as_bytes(), 3),
+            ["ééé...(truncated)", "ok"]
+        );
+        assert_eq!(lines_of(b"abc\n", 3), ["abc"]);
+    }
+
+    #[test]
+    fn a_line_that_never_ends_holds_no_more_than_the_limit() {
+        let mut l = Lines::new(5);
+        for _ in 0..1000 {
+            l.feed(&[b'x'; 1000], &mut |_| panic!("no line yet"));
+        }
+        assert!(l.buf.len() <= 5);
+        assert_eq!(l.finish().unwrap(), "xxxxx...(truncated)");
+    }
+
+    #[test]
+    fn lines_within_a_window_go_out_together() {
+        let t0 = Instant::now();
+        let mut b = Batcher::new(opts());
+        b.push("one".into(), t0);
+        b.push("two".into(), t0 + Duration::from_millis(50));
+        assert_eq!(b.window_end(), Some(t0 + Duration::from_millis(100)));
+        assert_eq!(
+            b.flush(t0 + Duration::from_millis(100)).unwrap(),
+            ["one", "two"]
+        );
+        assert_eq!(b.window_end(), None);
+    }
+
+    #[test]
+    fn past_the_burst_limit_lines_are_counted_and_reported_next() {
+        let t0 = Instant::now();
+        let mut b = Batcher::new(opts());
+        for i in 0..10 {
+            b.push(format!("l{i}"), t0);
+        }
+        assert_eq!(
+            b.flush(t0 + Duration::from_millis(100)).unwrap(),
+            ["l0", "l1", "l2"]
+        );
+        // The count comes within one more window, even with no new line.
+        let t1 = t0 + Duration::from_millis(100);
+        assert_eq!(b.window_end(), Some(t1 + Duration::from_millis(100)));
+        b.push("l10".into(), t1);
+        assert_eq!(
+            b.flush(t1 + Duration::from_millis(100)).unwrap(),
+            [texts::suppressed(7), "l10".to_string()]
+        );
+    }
+
+    #[test]
+    fn the_count_is_sent_at_the_end_if_nothing_follows() {
+        let t0 = Instant::now();
+        let mut b = Batcher::new(opts());
+        for i in 0..5 {
+            b.push(format!("l{i}"), t0);
+        }
+        let batches = b.finish(t0);
+        assert_eq!(batches.len(), 2);
+        assert_eq!(batches[1], [texts::suppressed(2)]);
+    }
+
+    #[test]
+    fn suppression_in_every_window_for_the_flood_timeout_is_a_flood() {
+        let t0 = Instant::now();
+        let mut b = Batcher::new(opts());
+        let mut now = t0;
+        for _ in 0..3 {
+            for i in 0..5 {
+                b.push(format!("l{i}"), now);
+            }
+            now += Duration::from_millis(100);
+            b.flush(now);
+            assert!(!b.flooding(now));
+        }
+        for i in 0..5 {
+            b.push(format!("l{i}"), now);
+        }
+        now += Duration::from_millis(100);
+        b.flush(now);
+        assert!(b.flooding(now));
+    }
+
+    #[test]
+    fn a_quiet_window_ends_a_flood() {
+        let t0 = Instant::now();
+        let mut b = Batcher::new(opts());
+        for i in 0..5 {
+            b.push(format!("l{i}"), t0);
+        }
+        let t1 = t0 + Duration::from_millis(100);
+        b.flush(t1);
+        b.push("calm".into(), t1);
+        let t2 = t1 + Duration::from_millis(400);
+        b.flush(t2);
+        assert!(!b.flooding(t2));
+    }
+}
