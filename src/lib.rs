@@ -33,6 +33,7 @@
 
 #![warn(missing_docs)]
 
+mod async_tools;
 mod caller;
 mod cap;
 mod config;
@@ -58,6 +59,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub use crate::async_tools::{AsyncTool, AsyncToolsOptions};
 pub use crate::caller::Caller;
 pub use crate::config::{Builder, Unattended, Validator};
 pub use crate::error::Error;
@@ -66,6 +68,7 @@ pub use crate::pending::Pending;
 pub use crate::tasks::{
     NewTask, Notification, StopFn, TaskHandle, TaskInfo, TaskStatus, Tasks, DEFAULT_QUEUE_LIMIT,
 };
+pub use crate::tools::definitions::ToolDefinition;
 pub use crate::tools::ToolResult;
 
 /// The shell tools. `Send + Sync`: share one value between threads (e.g. in
@@ -135,6 +138,29 @@ impl BashTools {
     /// this value does not know.
     pub fn notification(&self, id: &str, status: &str) -> Option<(String, String)> {
         self.core.notification(id, status)
+    }
+
+    /// The tools for a non-blocking agent loop: definitions (name,
+    /// description, JSON Schema) whose handlers return a [`Pending`]; `monitor`
+    /// is among them when a [`Tasks`] registry is configured.
+    ///
+    /// ```
+    /// use bashtools::{AsyncToolsOptions, BashTools};
+    /// use serde_json::json;
+    /// let tools = BashTools::builder().build()?;
+    /// let async_tools = tools.async_tools(AsyncToolsOptions::new().recipient("main"));
+    /// let bash = async_tools.iter().find(|t| t.name() == "bash").unwrap();
+    /// let r = bash.call(&json!({"command": "echo hi"}), Some("toolu_1")).wait();
+    /// assert_eq!(r.text, "hi");
+    /// # Ok::<(), bashtools::Error>(())
+    /// ```
+    pub fn async_tools(&self, options: AsyncToolsOptions) -> Vec<AsyncTool> {
+        async_tools::async_tools(&self.core, options)
+    }
+
+    /// The definitions of the tools (name, description, JSON Schema).
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        tools::definitions::all(&self.core.config)
     }
 
     /// Pids of the running background shells and of the foreground commands

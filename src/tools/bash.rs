@@ -1,21 +1,22 @@
 //! The `bash` tool (SPEC section 4): run a command, in the foreground until
 //! its timeout, then in the background.
 
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::ToolResult;
 use crate::caller::Caller;
 use crate::core::{Core, StartSpec};
-use crate::table::{Shell, StopReason};
-use crate::{input, output, texts};
+use crate::pending::{Completer, Pending};
+use crate::table::{ExitWaiter, Shell, StopReason};
+use crate::{input, output, texts, timer};
 
 /// The arguments of a `bash` call, checked.
 struct BashInput<'a> {
     command: &'a str,
-    timeout: std::time::Duration,
+    timeout: Duration,
     description: Option<&'a str>,
     run_in_background: bool,
     working_directory: Option<&'a str>,
@@ -45,10 +46,67 @@ fn parse<'a>(core: &Core, input: &'a Value) -> Result<BashInput<'a>, String> {
 }
 
 pub(crate) fn bash(core: &Arc<Core>, input: &Value, caller: &Caller) -> ToolResult {
-    run(core, input, caller).into()
+    match launch(core, input, caller) {
+        Ok(Launched::Answered(r)) => r,
+        Ok(Launched::Foreground { key, timeout }) => {
+            let deadline = Instant::now() + timeout;
+            let inner = core.table.lock();
+            drop(core.table.wait_exited(inner, &[key], Some(deadline)));
+            settle(core, key, timeout)
+        }
+        Err(e) => ToolResult::error(e),
+    }
 }
 
-fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, String> {
+/// `bash` as a [`Pending`]: completes when the command exits or, at its
+/// timeout, when it has moved to the background. No thread of the
+/// caller's waits meanwhile.
+pub(crate) fn bash_f(core: &Arc<Core>, input: &Value, caller: &Caller) -> Pending<ToolResult> {
+    let (key, timeout) = match launch(core, input, caller) {
+        Ok(Launched::Answered(r)) => return Pending::ready(r),
+        Ok(Launched::Foreground { key, timeout }) => (key, timeout),
+        Err(e) => return Pending::ready(ToolResult::error(e)),
+    };
+    let (pending, completer) = Pending::new();
+    // Whichever comes first settles the call, once: the exit, or the timeout.
+    let settled = Arc::new(OnceLock::new());
+    let at_deadline = Settle {
+        core: Arc::downgrade(core),
+        key,
+        timeout,
+        settled: settled.clone(),
+        completer: completer.clone(),
+    };
+    timer::at(Instant::now() + timeout, move || {
+        if !at_deadline.completer.is_done() {
+            // Eagerly, on the timer thread: the move to the background must
+            // happen at the timeout even if nobody takes the result.
+            let result = at_deadline.result();
+            at_deadline.completer.complete_with(move || result);
+        }
+    });
+    core.table.on_exit(
+        key,
+        Box::new(Settle {
+            core: Arc::downgrade(core),
+            key,
+            timeout,
+            settled,
+            completer,
+        }),
+    );
+    pending
+}
+
+/// What starting a `bash` call led to.
+enum Launched {
+    /// Refused, or started in the background: the answer is known now.
+    Answered(ToolResult),
+    /// Running in the foreground until `timeout`.
+    Foreground { key: u64, timeout: Duration },
+}
+
+fn launch(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<Launched, String> {
     let args = parse(core, input)?;
     if core.table.lock().closed {
         return Err(texts::STOPPED.to_string());
@@ -65,49 +123,84 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
         monitor: false,
         stdout: None,
     })?;
-    if let Some(id) = id {
-        let path = core.table.lock().shells[&key].output.clone();
-        return Ok(ToolResult::ok(texts::running_in_background(
-            &id,
-            &path,
-            core.notifies(),
-        )));
+    match id {
+        Some(id) => {
+            let path = core.table.lock().shells[&key].output.clone();
+            Ok(Launched::Answered(ToolResult::ok(
+                texts::running_in_background(&id, &path, core.notifies()),
+            )))
+        }
+        None => Ok(Launched::Foreground {
+            key,
+            timeout: args.timeout,
+        }),
+    }
+}
+
+/// Settles a foreground call at its exit or its timeout: the result of the
+/// command if it has exited, else it moves to the background — not killed,
+/// as in Claude Code — as `bash_N`. Its file is renamed after its new ID;
+/// the command keeps writing to the same open file.
+fn settle(core: &Arc<Core>, key: u64, timeout: Duration) -> ToolResult {
+    let mut inner = core.table.lock();
+    let Some(shell) = inner.shells.get_mut(&key) else {
+        return ToolResult::error(texts::STOPPED);
+    };
+    if !shell.is_running() {
+        let shell = inner.remove(key).expect("looked up just now");
+        drop(inner);
+        let result = finished(core, &shell);
+        let _ = std::fs::remove_file(&shell.output);
+        return result;
+    }
+    let id = core.next_bash_id();
+    let renamed = shell.output.with_file_name(format!("{id}.output"));
+    if std::fs::rename(&shell.output, &renamed).is_ok() {
+        shell.output = renamed;
+    }
+    let path = shell.output.clone();
+    inner.name(key, id.clone());
+    core.register_task(&inner.shells[&key], key);
+    drop(inner);
+    ToolResult::ok(texts::moved_to_background(
+        timeout,
+        &id,
+        &path,
+        core.notifies(),
+    ))
+}
+
+/// One settling of a `bash_f` call, shared by its exit waiter and its timer.
+struct Settle {
+    core: Weak<Core>,
+    key: u64,
+    timeout: Duration,
+    settled: Arc<OnceLock<ToolResult>>,
+    completer: Completer<ToolResult>,
+}
+
+impl Settle {
+    fn result(&self) -> ToolResult {
+        self.settled
+            .get_or_init(|| match self.core.upgrade() {
+                Some(core) => settle(&core, self.key, self.timeout),
+                None => ToolResult::error(texts::STOPPED),
+            })
+            .clone()
+    }
+}
+
+impl ExitWaiter for Settle {
+    fn is_stale(&self) -> bool {
+        self.completer.is_done()
     }
 
-    let deadline = Instant::now() + args.timeout;
-    let inner = core.table.lock();
-    let (mut inner, exited) = core.table.wait_exited(inner, &[key], Some(deadline));
-    if !exited {
-        // Not killed: it goes on as a background shell (as in Claude Code).
-        // Its file is renamed after its new ID; the command keeps writing to
-        // the same open file.
-        let id = core.next_bash_id();
-        let shell = inner
-            .shells
-            .get_mut(&key)
-            .expect("a running shell stays in the table");
-        let renamed = shell.output.with_file_name(format!("{id}.output"));
-        if std::fs::rename(&shell.output, &renamed).is_ok() {
-            shell.output = renamed;
-        }
-        let path = shell.output.clone();
-        inner.name(key, id.clone());
-        core.register_task(&inner.shells[&key], key);
-        drop(inner);
-        return Ok(ToolResult::ok(texts::moved_to_background(
-            args.timeout,
-            &id,
-            &path,
-            core.notifies(),
-        )));
+    /// On the reaper thread: only marks the result ready; the output is
+    /// read by whoever takes it.
+    fn exited(self: Box<Self>) {
+        let completer = self.completer.clone();
+        completer.complete_with(move || self.result());
     }
-    let shell = inner
-        .remove(key)
-        .expect("the shell is in the table until removed here");
-    drop(inner);
-    let result = finished(core, &shell);
-    let _ = std::fs::remove_file(&shell.output);
-    Ok(result)
 }
 
 /// The result of a foreground command that has ended.

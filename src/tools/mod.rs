@@ -3,6 +3,7 @@
 
 pub(crate) mod bash;
 pub(crate) mod bash_output;
+pub(crate) mod definitions;
 pub(crate) mod kill_shell;
 pub(crate) mod monitor;
 

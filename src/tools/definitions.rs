@@ -1,0 +1,148 @@
+//! The tools as a model sees them: name, description and JSON Schema of the
+//! arguments. Shared by [`async_tools`](crate::BashTools::async_tools) and
+//! the MCP server, so both describe the tools the same way.
+//!
+//! The descriptions state units, defaults and limits with this value's own
+//! configuration, so what the model reads is what the tools do.
+
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::texts::seconds;
+
+/// A tool's definition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDefinition {
+    /// `bash`, `bash_output`, `kill_shell` or `monitor`.
+    pub name: &'static str,
+    /// What the tool does, for a model.
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub input_schema: Value,
+}
+
+pub(crate) fn bash(c: &Config) -> ToolDefinition {
+    ToolDefinition {
+        name: "bash",
+        description: format!(
+            "Runs a shell command with `bash -c` and returns its combined stdout and stderr, in the order written \
+             (leading blank lines and trailing whitespace removed; output over {limit} characters keeps its first and \
+             last halves around a `... [N characters truncated] ...` marker). A non-zero exit is an error result that \
+             starts with `Exit code N`. Standard input is /dev/null, and pagers and editors are disabled. `timeout` is \
+             in seconds (default {default}, at most {max}); a command still running at its timeout is NOT killed: it \
+             moves to the background and the result gives its ID (bash_N) for bash_output and kill_shell. With \
+             `run_in_background: true` it starts there at once.{notified}",
+            limit = c.output_limit,
+            default = seconds(c.default_timeout),
+            max = seconds(c.max_timeout),
+            notified = if c.tasks.is_some() {
+                " You are notified when a background command ends; do not poll for it."
+            } else {
+                ""
+            },
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command line to run with bash -c."},
+                "timeout": {"type": "number", "exclusiveMinimum": 0,
+                    "description": format!("Seconds to wait in the foreground before moving the command to the background (default {}, at most {}).", seconds(c.default_timeout), seconds(c.max_timeout))},
+                "description": {"type": "string", "description": "What the command does, in 5-10 words (shown in notifications)."},
+                "run_in_background": {"type": "boolean", "description": "Start in the background at once and return its ID."},
+                "working_directory": {"type": "string", "description": "Directory to run in; relative paths are taken from the default working directory."}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+pub(crate) fn bash_output(c: &Config) -> ToolDefinition {
+    ToolDefinition {
+        name: "bash_output",
+        description: format!(
+            "Returns what a background shell (bash_N) or monitor wrote since the last call, with its state: \
+             `<status>running|completed|failed|killed</status>`, `<exit_code>N</exit_code>` once it has ended, and the \
+             new output between `<stdout>` and `</stdout>` (left out when there is none). `filter` is a regular \
+             expression matched per line, case-insensitively: only matching lines are returned, the others are \
+             consumed. With `block: true` it waits until the shell ends or `timeout` seconds pass (default {block}, \
+             at most {max}). Also takes the ID or name of another background task (a subagent) and returns its status \
+             and, once ended, its report in `<output>`.",
+            block = seconds(c.block_timeout),
+            max = seconds(c.max_timeout),
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "bash_id": {"type": "string", "description": "The ID of the background shell or task (bash_N, monitor_N, ...)."},
+                "filter": {"type": "string", "description": "Regular expression; only matching lines are returned (case-insensitive)."},
+                "block": {"type": "boolean", "description": "Wait for the shell to end (or the timeout) before answering."},
+                "timeout": {"type": "number", "exclusiveMinimum": 0,
+                    "description": format!("Seconds to wait with block (default {}, at most {}).", seconds(c.block_timeout), seconds(c.max_timeout))}
+            },
+            "required": ["bash_id"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+pub(crate) fn kill_shell(c: &Config) -> ToolDefinition {
+    ToolDefinition {
+        name: "kill_shell",
+        description: format!(
+            "Stops a background shell or monitor and everything it started: SIGTERM to its process group, SIGKILL \
+             {grace} later to whatever is left. Answers `Successfully stopped task: ID (COMMAND)`. Another running \
+             background task (a subagent) is asked to stop.",
+            grace = seconds(c.kill_grace),
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "shell_id": {"type": "string", "description": "The ID of the shell, monitor or task to stop."}
+            },
+            "required": ["shell_id"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+pub(crate) fn monitor(c: &Config) -> ToolDefinition {
+    let o = &c.monitor_options;
+    ToolDefinition {
+        name: "monitor",
+        description: format!(
+            "Starts a command in the background (monitor_N) and notifies you of each line it prints on stdout, as \
+             events: lines within {window} of each other arrive together, at most {burst} per event (more are \
+             counted as suppressed), each cut at {line} characters. Use it to wait for something to happen \
+             (`tail -f app.log | grep --line-buffered ERROR`) instead of polling or sleeping. stderr is not an event \
+             (read it with bash_output). It ends when the command exits, at `timeout_ms` (milliseconds, default \
+             {default} ms, between {min} and {max} ms), or with kill_shell; you are notified when it ends.",
+            window = seconds(o.batch_window),
+            burst = o.burst_limit,
+            line = o.line_limit,
+            default = c.monitor_timeout.as_millis(),
+            min = c.monitor_min_timeout.as_millis(),
+            max = c.monitor_max_timeout.as_millis(),
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "description": {"type": "string", "description": "What is being watched, in a few words (shown with each event)."},
+                "command": {"type": "string", "description": "The command whose stdout lines are the events; use line-buffered output (grep --line-buffered)."},
+                "timeout_ms": {"type": "number",
+                    "description": format!("Milliseconds to watch (default {}, between {} and {}).", c.monitor_timeout.as_millis(), c.monitor_min_timeout.as_millis(), c.monitor_max_timeout.as_millis())}
+            },
+            "required": ["description", "command"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+/// Every tool this configuration offers: `monitor` only with a registry.
+pub(crate) fn all(c: &Config) -> Vec<ToolDefinition> {
+    let mut defs = vec![bash(c), bash_output(c), kill_shell(c)];
+    if c.tasks.is_some() {
+        defs.push(monitor(c));
+    }
+    defs
+}
