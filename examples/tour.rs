@@ -1,11 +1,12 @@
 //! A tour of the shell tools: a foreground command, a timeout that moves a
-//! command to the background, `bash_output` with `block`, and `kill_shell`.
+//! command to the background, `bash_output` with `block`, `kill_shell`, a
+//! task notification arriving, and a monitor delivering events.
 //!
 //! Run it with `cargo run --example tour`.
 
 use std::time::Duration;
 
-use bashtools::{BashTools, Caller};
+use bashtools::{BashTools, Caller, MonitorOptions, Tasks};
 use serde_json::json;
 
 fn show(title: &str, r: &bashtools::ToolResult) {
@@ -20,10 +21,16 @@ fn show(title: &str, r: &bashtools::ToolResult) {
 }
 
 fn main() -> Result<(), bashtools::Error> {
+    // The registry of background work: background shells and monitors report
+    // to it, and it delivers their notifications per recipient.
+    let tasks = Tasks::new();
+    let inbox = tasks.subscribe("main");
     let tools = BashTools::builder()
         .kill_grace(Duration::from_secs(2))
+        .tasks(tasks.clone())
+        .monitor_options(MonitorOptions::default().batch_window(Duration::from_millis(100)))
         .build()?;
-    let me = Caller::default();
+    let me = Caller::default().call("toolu_tour");
 
     // 1. A foreground command: stdout and stderr come back in the order written.
     let r = tools.bash(
@@ -76,7 +83,40 @@ fn main() -> Result<(), bashtools::Error> {
     let r = tools.bash_output(&json!({"bash_id": id}));
     show(&format!("bash_output {id} after kill_shell"), &r);
 
-    // 6. Bad input is an error result, never a panic.
+    // 6. Every background shell that ends sends one notification to the
+    //    recipient of the call that started it.
+    for n in inbox.try_iter() {
+        println!("── notification for {} ({})", n.recipient, n.label);
+        for line in n.text.lines() {
+            println!("   {line}");
+        }
+        println!();
+    }
+
+    // 7. A monitor: each batch of stdout lines arrives as a notification,
+    //    then one more when it ends.
+    let r = tools.monitor(
+        &json!({"description": "build steps", "command":
+                "for s in compile link test; do echo \"step: $s\"; sleep 0.3; done; echo 'all done'"}),
+        &me,
+    );
+    show("monitor", &r);
+    loop {
+        let Ok(n) = inbox.recv_timeout(Duration::from_secs(30)) else {
+            println!("   (no more notifications)");
+            break;
+        };
+        println!("── notification: {}", n.label);
+        for line in n.text.lines() {
+            println!("   {line}");
+        }
+        println!();
+        if n.status.is_some() {
+            break;
+        }
+    }
+
+    // 8. Bad input is an error result, never a panic.
     let r = tools.bash_output(&json!({"bash_id": "bash_99"}));
     show("bash_output of an unknown ID", &r);
 
