@@ -62,10 +62,21 @@ pub(crate) fn bash(core: &Arc<Core>, input: &Value, caller: &Caller) -> ToolResu
 /// timeout, when it has moved to the background. No thread of the
 /// caller's waits meanwhile.
 pub(crate) fn bash_f(core: &Arc<Core>, input: &Value, caller: &Caller) -> Pending<ToolResult> {
+    bash_f_keyed(core, input, caller).0
+}
+
+/// [`bash_f`], and the table key of the command while it runs in the
+/// foreground (`None` when the answer is known at once), so a caller that
+/// cancels the call can stop it: `core.stop(&[key], StopReason::Killed)`.
+pub(crate) fn bash_f_keyed(
+    core: &Arc<Core>,
+    input: &Value,
+    caller: &Caller,
+) -> (Pending<ToolResult>, Option<u64>) {
     let (key, timeout) = match launch(core, input, caller) {
-        Ok(Launched::Answered(r)) => return Pending::ready(r),
+        Ok(Launched::Answered(r)) => return (Pending::ready(r), None),
         Ok(Launched::Foreground { key, timeout }) => (key, timeout),
-        Err(e) => return Pending::ready(ToolResult::error(e)),
+        Err(e) => return (Pending::ready(ToolResult::error(e)), None),
     };
     let (pending, completer) = Pending::new();
     // Whichever comes first settles the call, once: the exit, or the timeout.
@@ -95,7 +106,7 @@ pub(crate) fn bash_f(core: &Arc<Core>, input: &Value, caller: &Caller) -> Pendin
             completer,
         }),
     );
-    pending
+    (pending, Some(key))
 }
 
 /// What starting a `bash` call led to.
