@@ -114,7 +114,7 @@ fn check(w: &Watcher, wd: WatchDescriptor) {
             return;
         };
         let size = entry.file.metadata().map(|m| m.len()).unwrap_or(0);
-        (size > core.config.max_output_bytes).then(|| (core, entry.key))
+        (size > core.config.max_output_bytes).then_some((core, entry.key))
     };
     if let Some((core, key)) = over {
         // Stop it only once: later events of the same file find it gone.

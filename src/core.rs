@@ -270,9 +270,9 @@ impl Core {
             inner.closed
         };
         if closed {
-            // stop_all ran while we were forking and could not see this pid.
+            // stop_all ran while we were forking and could not see this pid:
+            // stop it here. It did start, so its result says how it ended.
             self.stop(&[key], StopReason::StopAll);
-            return Err(texts::STOPPED.to_string());
         }
         Ok(key)
     }

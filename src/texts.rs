@@ -146,24 +146,6 @@ pub(crate) fn seconds(d: Duration) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seconds_are_whole_when_they_can_be() {
-        assert_eq!(seconds(Duration::from_secs(120)), "120s");
-        assert_eq!(seconds(Duration::from_millis(1500)), "1.5s");
-        assert_eq!(seconds(Duration::from_millis(250)), "0.25s");
-    }
-
-    #[test]
-    fn an_empty_reason_is_denied() {
-        assert_eq!(refused(""), "Command denied");
-        assert_eq!(refused("blocked by policy"), "Command blocked by policy");
-    }
-}
-
 /// Ours: `kill_shell` on an application entry whose stop panicked.
 pub(crate) fn stop_panicked(id: &str) -> String {
     format!("Task {id} could not be stopped: its stop handler failed")
@@ -317,4 +299,22 @@ pub(crate) fn task_output(info: &crate::tasks::TaskInfo) -> String {
         text.push_str(&format!("\n<output>\n{body}\n</output>"));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_whole_when_they_can_be() {
+        assert_eq!(seconds(Duration::from_secs(120)), "120s");
+        assert_eq!(seconds(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(seconds(Duration::from_millis(250)), "0.25s");
+    }
+
+    #[test]
+    fn an_empty_reason_is_denied() {
+        assert_eq!(refused(""), "Command denied");
+        assert_eq!(refused("blocked by policy"), "Command blocked by policy");
+    }
 }

@@ -91,7 +91,7 @@ pub fn left_of(pgids: &[u32]) -> Vec<(u32, u32, u32, char)> {
         .filter(|&(pid, ppid, pgrp, state)| {
             let ours = groups.contains(&pgrp) || groups.contains(&pid);
             let zombie = state == 'Z' || state == 'X';
-            (ours && !zombie) || (zombie && ppid == me && ours)
+            ours && (!zombie || ppid == me)
         })
         .collect()
 }

@@ -1,0 +1,532 @@
+//! What every tool costs, side by side with the floor (the project's
+//! benchmark issue). Each case runs beside its baseline in the same run and
+//! prints median, p99 and the ratio; peak RSS where memory is the point.
+//!
+//! `cargo bench --bench tools` (under 10 minutes on 2 cores), or
+//! `cargo bench --bench tools -- --quick` (under a minute; CI runs it so the
+//! benchmark cannot rot). Results and what they mean: BENCHMARKS.md.
+
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bashtools::{BashTools, Caller, MonitorOptions, Tasks};
+use serde_json::json;
+
+struct Mode {
+    quick: bool,
+}
+
+impl Mode {
+    fn n(&self, full: usize, quick: usize) -> usize {
+        if self.quick {
+            quick
+        } else {
+            full
+        }
+    }
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let only: Option<String> = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .filter(|a| a != "bench");
+    let mode = Mode { quick };
+    println!(
+        "bashtools benchmarks ({}), {} cores",
+        if quick { "quick" } else { "full" },
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    type Case = (&'static str, fn(&Mode));
+    let cases: [Case; 7] = [
+        ("true", fg_true),
+        ("gib", one_gib),
+        ("block", block_latency),
+        ("notify", notify_latency),
+        ("thousand", thousand_shells),
+        ("kill", kill_latency),
+        ("monitor", monitor_lines),
+    ];
+    for (name, case) in cases {
+        if only.as_deref().map_or(true, |o| o == name) {
+            case(&mode);
+        }
+    }
+}
+
+// ---- statistics -----------------------------------------------------------
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+struct Stats {
+    median: Duration,
+    p99: Duration,
+}
+
+fn stats(mut v: Vec<Duration>) -> Stats {
+    v.sort();
+    Stats {
+        median: percentile(&v, 0.5),
+        p99: percentile(&v, 0.99),
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+fn ratio(a: Duration, b: Duration) -> String {
+    format!("{:.3}x", a.as_secs_f64() / b.as_secs_f64().max(1e-9))
+}
+
+/// A line of the results table.
+fn row(case: &str, ours: &str, baseline: &str, ratio: &str, target: &str) {
+    println!("| {case} | {ours} | {baseline} | {ratio} | {target} |");
+}
+
+fn header(title: &str) {
+    println!("\n### {title}\n");
+    println!("| case | bashtools | baseline | ratio | target |");
+    println!("|---|---|---|---|---|");
+}
+
+// ---- process facts --------------------------------------------------------
+
+fn status_field(name: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Peak resident set (KiB) since the last [`reset_peak`].
+fn peak_rss_kib() -> u64 {
+    status_field("VmHWM:")
+}
+
+fn rss_kib() -> u64 {
+    status_field("VmRSS:")
+}
+
+/// Resets the peak RSS counter (Linux 4.0+: writing 5 to clear_refs).
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn threads() -> u64 {
+    status_field("Threads:")
+}
+
+/// CPU time (user + system) of this process, all threads.
+fn cpu_time() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<nix::libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        nix::libc::getrusage(nix::libc::RUSAGE_SELF, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let tv = |t: nix::libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+fn now_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+fn tools() -> BashTools {
+    BashTools::builder().build().expect("tools")
+}
+
+fn me() -> Caller {
+    Caller::default()
+}
+
+// ---- cases ----------------------------------------------------------------
+
+/// Foreground `bash` of `true`, beside `bash -c true` through std.
+fn fg_true(mode: &Mode) {
+    let n = mode.n(1000, 150);
+    let t = tools();
+    let input = json!({"command": "true"});
+    for _ in 0..n / 10 {
+        t.bash(&input, &me());
+        Command::new("bash").args(["-c", "true"]).status().unwrap();
+    }
+    // Interleaved, so drift of the machine hits both alike.
+    let (mut ours, mut base) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let s = Instant::now();
+        let r = t.bash(&input, &me());
+        ours.push(s.elapsed());
+        assert!(!r.is_error);
+        let s = Instant::now();
+        Command::new("bash").args(["-c", "true"]).status().unwrap();
+        base.push(s.elapsed());
+    }
+    let (o, b) = (stats(ours), stats(base));
+    header(&format!("foreground `bash` of `true`, {n} times"));
+    row(
+        "median",
+        &ms(o.median),
+        &ms(b.median),
+        &ratio(o.median, b.median),
+        "<= 1.10x",
+    );
+    row("p99", &ms(o.p99), &ms(b.p99), &ratio(o.p99, b.p99), "");
+}
+
+/// A command printing 1 GiB (a quarter in quick mode), beside `bash -c 'CMD > file'`.
+fn one_gib(mode: &Mode) {
+    let bytes: u64 = if mode.quick { 256 << 20 } else { 1 << 30 };
+    let cmd = format!("head -c {bytes} /dev/zero | tr '\\0' a");
+    let t = tools();
+    let file = std::env::temp_dir().join(format!("bashtools-bench-{}", std::process::id()));
+    let runs = mode.n(5, 2);
+    let (mut ours, mut base) = (Vec::new(), Vec::new());
+    let idle = rss_kib();
+    let mut peak_growth = 0;
+    for _ in 0..runs {
+        reset_peak();
+        let s = Instant::now();
+        let r = t.bash(&json!({"command": cmd, "timeout": 600}), &me());
+        ours.push(s.elapsed());
+        peak_growth = peak_growth.max(peak_rss_kib().saturating_sub(idle));
+        assert!(
+            r.text.contains("characters truncated"),
+            "{}",
+            &r.text[..100]
+        );
+        let s = Instant::now();
+        Command::new("bash")
+            .args(["-c", &format!("{cmd} > {}", file.display())])
+            .status()
+            .unwrap();
+        base.push(s.elapsed());
+        let _ = std::fs::remove_file(&file);
+    }
+    let (o, b) = (stats(ours), stats(base));
+    header(&format!("foreground `bash` printing {} MiB", bytes >> 20));
+    row(
+        "wall, median",
+        &ms(o.median),
+        &ms(b.median),
+        &ratio(o.median, b.median),
+        "<= 1.25x",
+    );
+    row(
+        "peak RSS growth over idle",
+        &format!("{} KiB", peak_growth),
+        "",
+        "",
+        "<= 16 MiB",
+    );
+}
+
+/// `bash_output` with `block`: from the shell's last act to the return.
+fn block_latency(mode: &Mode) {
+    let n = mode.n(300, 40);
+    let t = tools();
+    let mut lat = Vec::with_capacity(n);
+    for i in 0..n {
+        let r = t.bash(
+            &json!({"command": "sleep 0.01; exec date +%s%N", "run_in_background": true}),
+            &me(),
+        );
+        assert!(!r.is_error);
+        let id = format!("bash_{}", i + 1);
+        let r = t.bash_output(&json!({"bash_id": id, "block": true, "timeout": 60}));
+        let back = now_ns();
+        let printed: u128 = r
+            .text
+            .split("<stdout>\n")
+            .nth(1)
+            .and_then(|s| s.lines().next())
+            .and_then(|s| s.trim().parse().ok())
+            .expect("a timestamp");
+        lat.push(Duration::from_nanos((back.saturating_sub(printed)) as u64));
+    }
+    let s = stats(lat);
+    header(&format!(
+        "`bash_output` with `block`: exit → return, {n} shells"
+    ));
+    row("median", &ms(s.median), "—", "", "<= 1 ms");
+    row("p99", &ms(s.p99), "—", "", "<= 5 ms");
+    println!("\n(the time is taken from the command's last output, just before its exit, so it includes `date` exiting)");
+}
+
+/// Background shell exit → notification received.
+fn notify_latency(mode: &Mode) {
+    let n = mode.n(300, 40);
+    let tasks = Tasks::new();
+    let rx = tasks.subscribe("main");
+    let t = BashTools::builder().tasks(tasks.clone()).build().unwrap();
+    let mut lat = Vec::with_capacity(n);
+    for _ in 0..n {
+        let r = t.bash(
+            &json!({"command": "sleep 0.01; exec date +%s%N", "run_in_background": true}),
+            &me(),
+        );
+        let id = r
+            .text
+            .split("ID: ")
+            .nth(1)
+            .unwrap()
+            .split('.')
+            .next()
+            .unwrap()
+            .to_string();
+        let note = rx.recv_timeout(Duration::from_secs(60)).expect("notified");
+        let back = now_ns();
+        assert_eq!(note.task_id, id);
+        let out = t.bash_output(&json!({"bash_id": id}));
+        let printed: u128 = out
+            .text
+            .split("<stdout>\n")
+            .nth(1)
+            .and_then(|s| s.lines().next())
+            .and_then(|s| s.trim().parse().ok())
+            .expect("a timestamp");
+        lat.push(Duration::from_nanos(back.saturating_sub(printed) as u64));
+    }
+    let s = stats(lat);
+    header(&format!(
+        "background shell exit → notification received, {n} shells"
+    ));
+    row("median", &ms(s.median), "—", "", "<= 1 ms");
+    row("p99", &ms(s.p99), "—", "", "<= 5 ms");
+}
+
+/// 1 000 background shells at once, each `sleep 1` then exit.
+fn thousand_shells(mode: &Mode) {
+    let n = mode.n(1000, 200);
+    let tasks = Tasks::new();
+    let rx = tasks.subscribe("main");
+    let t = BashTools::builder().tasks(tasks.clone()).build().unwrap();
+    // Warm the process-wide threads (reaper, timer, watcher) first.
+    t.bash(&json!({"command": "true"}), &me());
+    let threads_before = threads();
+    let rss_before = rss_kib();
+    let start = Instant::now();
+    for _ in 0..n {
+        let r = t.bash(
+            &json!({"command": "sleep 1", "run_in_background": true}),
+            &me(),
+        );
+        assert!(!r.is_error, "{}", r.text);
+    }
+    let spawned = start.elapsed();
+    let threads_running = threads();
+    let rss_running = rss_kib();
+    let mut got = 0;
+    while got < n {
+        rx.recv_timeout(Duration::from_secs(120))
+            .expect("all notify");
+        got += 1;
+    }
+    let all = start.elapsed();
+    let running = t.background_pids().len();
+    header(&format!("{n} background shells at once, each `sleep 1`"));
+    row("spawn all", &ms(spawned), "", "", "");
+    row(
+        "all reaped and notified",
+        &ms(all),
+        "",
+        "",
+        &format!("{n} notifications"),
+    );
+    row("notifications", &got.to_string(), "", "", "");
+    row("still running after", &running.to_string(), "", "", "0");
+    row(
+        "threads before / while running",
+        &format!("{threads_before} / {threads_running}"),
+        "",
+        "",
+        "independent of the number of shells",
+    );
+    row(
+        "host memory per running shell",
+        &format!(
+            "{:.1} KiB",
+            (rss_running.saturating_sub(rss_before)) as f64 / n as f64
+        ),
+        "",
+        "",
+        "<= 16 KiB",
+    );
+}
+
+/// `kill_shell` of a group that ignores SIGTERM, beside its kill_grace.
+fn kill_latency(mode: &Mode) {
+    let n = mode.n(30, 5);
+    let grace = Duration::from_millis(200);
+    let t = BashTools::builder().kill_grace(grace).build().unwrap();
+    let mut lat = Vec::new();
+    for i in 0..n {
+        let id = format!("bash_{}", i + 1);
+        t.bash(
+            &json!({"command": "trap '' TERM; echo ready; while :; do sleep 1; done", "run_in_background": true}),
+            &me(),
+        );
+        // Wait until the trap is set, so TERM is really ignored.
+        let r = t.bash_output(&json!({"bash_id": id, "block": true, "timeout": 0.3}));
+        assert!(r.text.contains("ready") || r.text.contains("running"));
+        let s = Instant::now();
+        let r = t.kill_shell(&json!({"shell_id": id}));
+        lat.push(s.elapsed());
+        assert!(!r.is_error, "{}", r.text);
+    }
+    let s = stats(lat);
+    header(&format!(
+        "`kill_shell` of a group ignoring SIGTERM, kill_grace {}",
+        ms(grace)
+    ));
+    row(
+        "median",
+        &ms(s.median),
+        &ms(grace),
+        &format!("+{}", ms(s.median.saturating_sub(grace))),
+        "<= grace + 20 ms",
+    );
+    row(
+        "p99",
+        &ms(s.p99),
+        &ms(grace),
+        &format!("+{}", ms(s.p99.saturating_sub(grace))),
+        "",
+    );
+}
+
+/// A monitor fed short lines, beside `bash -c 'CMD > /dev/null'`; and the
+/// line → notification latency of a slow stream.
+fn monitor_lines(mode: &Mode) {
+    let lines = mode.n(1_000_000, 100_000);
+    let window = Duration::from_millis(200);
+    let tasks = Tasks::new();
+    let rx = tasks.subscribe("main");
+    let t = BashTools::builder()
+        .tasks(tasks.clone())
+        .monitor_options(
+            MonitorOptions::default()
+                .batch_window(window)
+                .flood_timeout(Duration::from_secs(3600)),
+        )
+        .build()
+        .unwrap();
+    let cmd = format!("seq 1 {lines}");
+    let s = Instant::now();
+    Command::new("bash")
+        .args(["-c", &format!("{cmd} > /dev/null")])
+        .status()
+        .unwrap();
+    let base = s.elapsed();
+
+    reset_peak();
+    let rss_before = rss_kib();
+    let cpu_before = cpu_time();
+    let s = Instant::now();
+    t.monitor(
+        &json!({"description": "lines", "command": cmd, "timeout_ms": 3_600_000}),
+        &me(),
+    );
+    let mut events = 0u64;
+    loop {
+        let n = rx
+            .recv_timeout(Duration::from_secs(600))
+            .expect("the monitor ends");
+        if n.status.is_some() {
+            break;
+        }
+        events += 1;
+    }
+    let wall = s.elapsed();
+    let cpu = cpu_time().saturating_sub(cpu_before);
+    let peak_growth = peak_rss_kib().saturating_sub(rss_before);
+
+    // Latency: one line every 20 ms, each carrying its own timestamp.
+    let count = mode.n(100, 25);
+    let slow = format!("for i in $(seq 1 {count}); do date +%s%N; sleep 0.02; done");
+    t.monitor(
+        &json!({"description": "slow", "command": slow, "timeout_ms": 3_600_000}),
+        &me(),
+    );
+    let mut lat = Vec::new();
+    loop {
+        let n = rx
+            .recv_timeout(Duration::from_secs(600))
+            .expect("the monitor ends");
+        if n.status.is_some() {
+            break;
+        }
+        let back = now_ns();
+        let body = n
+            .text
+            .split("<event>")
+            .nth(1)
+            .unwrap_or("")
+            .split("</event>")
+            .next()
+            .unwrap_or("");
+        // The first line of a batch waited longest: it opened the window.
+        if let Some(first) = body
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse::<u128>().ok())
+        {
+            lat.push(Duration::from_nanos(back.saturating_sub(first) as u64));
+        }
+    }
+    let l = stats(lat);
+    header(&format!(
+        "monitor: {lines} short lines, batch_window {}",
+        ms(window)
+    ));
+    row("wall", &ms(wall), &ms(base), &ratio(wall, base), "");
+    row(
+        "host CPU per line",
+        &format!("{:.0} ns", cpu.as_nanos() as f64 / lines as f64),
+        "",
+        "",
+        "reported",
+    );
+    row(
+        "lines per second",
+        &format!("{:.0}", lines as f64 / wall.as_secs_f64()),
+        "",
+        "",
+        "",
+    );
+    row("event notifications", &events.to_string(), "", "", "");
+    row(
+        "peak RSS growth",
+        &format!("{peak_growth} KiB"),
+        "",
+        "",
+        "flat",
+    );
+    row(
+        "line → notification, median",
+        &ms(l.median),
+        &ms(window),
+        &format!("+{}", ms(l.median.saturating_sub(window))),
+        "<= batch_window + 5 ms",
+    );
+    row(
+        "line → notification, p99",
+        &ms(l.p99),
+        &ms(window),
+        &format!("+{}", ms(l.p99.saturating_sub(window))),
+        "",
+    );
+}
