@@ -2,8 +2,8 @@
 //! directory; starting a shell and stopping shells (SPEC sections 2 and 8).
 
 use std::collections::HashSet;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -49,7 +49,7 @@ pub(crate) struct StartSpec<'a> {
     /// A monitor: stdout goes to `stdout`, and its end notice is its reader's.
     pub monitor: bool,
     /// Where stdout goes instead of the output file (a monitor's pipe).
-    pub stdout: Option<Stdio>,
+    pub stdout: Option<OwnedFd>,
 }
 
 impl Core {
@@ -231,7 +231,7 @@ impl Core {
                 tasks.remove(id);
             }
         };
-        let spawned = spawn::command(
+        let spawned = spawn::prepare(
             spawn::SpawnSpec {
                 command: spec.command,
                 cwd: spec.cwd,
@@ -240,12 +240,12 @@ impl Core {
             },
             &self.config,
         )
-        .and_then(|mut cmd| {
+        .and_then(|launch| {
             let table = self.table.clone();
             let tasks = self.config.tasks.clone();
             let watch = cap::watch(&path, Arc::downgrade(self), key);
             reaper().spawn(
-                &mut cmd,
+                || launch.spawn(),
                 Box::new(move |exit| {
                     cap::unwatch(watch);
                     let ended = table.record_exit(key, exit);

@@ -14,7 +14,6 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::process::Command;
 use std::sync::OnceLock;
 
 use nix::errno::Errno;
@@ -84,17 +83,19 @@ fn reap_forever(mut signals: Signals) {
 }
 
 impl Reaper {
-    /// Starts `cmd` and takes ownership of its pid. The lock is held across
+    /// Runs `start` (which spawns a child and returns its pid) and takes
+    /// ownership of the pid. The lock is held across
     /// the fork, so the reaper cannot sweep before the pid is in the set; a
     /// SIGCHLD that arrives meanwhile is kept by the self-pipe and handled
     /// right after.
-    pub(crate) fn spawn(&self, cmd: &mut Command, hook: ExitHook) -> io::Result<u32> {
+    pub(crate) fn spawn(
+        &self,
+        start: impl FnOnce() -> io::Result<u32>,
+        hook: ExitHook,
+    ) -> io::Result<u32> {
         let mut owned = self.owned.lock();
-        let child = cmd.spawn()?;
-        let pid = child.id();
+        let pid = start()?;
         owned.insert(pid as i32, hook);
-        // Dropping a `Child` neither waits nor kills: the pid is ours now.
-        drop(child);
         Ok(pid)
     }
 

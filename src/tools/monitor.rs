@@ -2,7 +2,6 @@
 //! arrive as notifications.
 
 use std::os::fd::AsRawFd;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -87,7 +86,7 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
         caller,
         id: Some(id.clone()),
         monitor: true,
-        stdout: Some(Stdio::from(write)),
+        stdout: Some(write),
     })?;
     let (pid, output) = {
         let inner = core.table.lock();
