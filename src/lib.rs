@@ -42,6 +42,7 @@ mod error;
 pub mod gate;
 mod group;
 mod input;
+pub mod mcp;
 mod monitor;
 mod outdir;
 mod output;
@@ -55,7 +56,7 @@ mod timer;
 mod tools;
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -76,6 +77,8 @@ pub use crate::tools::ToolResult;
 /// [`stop_all`](Self::stop_all)).
 pub struct BashTools {
     core: Arc<core::Core>,
+    /// Made by the first [`server`](Self::server) call.
+    server: OnceLock<mcp::McpServer>,
 }
 
 impl BashTools {
@@ -89,6 +92,7 @@ impl BashTools {
             .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
         Ok(BashTools {
             core: Arc::new(core::Core::new(config, outdir)),
+            server: OnceLock::new(),
         })
     }
 
@@ -174,6 +178,12 @@ impl BashTools {
     /// finds nothing to stop. [`Drop`] calls it as a last line of defense.
     pub fn stop_all(&self) {
         self.core.stop_all();
+    }
+
+    /// The MCP server of these tools (SPEC section 9), made on first use;
+    /// `bashtools-mcp` serves it on stdio. See [`mcp`].
+    pub fn server(&self) -> &mcp::McpServer {
+        self.server.get_or_init(|| mcp::McpServer::new(self.core.clone()))
     }
 
     /// The private directory the output files are written to (removed on drop).

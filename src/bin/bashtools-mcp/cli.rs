@@ -1,0 +1,172 @@
+//! The flags of `bashtools-mcp`: one per option of SPEC section 3, parsed
+//! by hand (no dependency for a flat list of flags).
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use bashtools::{BashTools, Builder, MonitorOptions, Tasks};
+
+/// What the command line asks for.
+pub enum Action {
+    /// Serve with these tools.
+    Serve(Box<Builder>),
+    /// Print this text to stdout and exit 0 (`--help`, `--version`).
+    Print(String),
+}
+
+/// A bad command line: the message, printed with the usage line; exit 2.
+pub struct Usage(pub String);
+
+/// Every flag: name, value placeholder (empty for a switch), and help
+/// with its default.
+const FLAGS: &[(&str, &str, &str)] = &[
+    ("--working-directory", "DIR", "where commands run (default: the current directory)"),
+    ("--allow", "CMD", "allow only these command words; repeat for each (default: all allowed). Every simple command of a line is checked"),
+    ("--default-timeout", "SECS", "foreground time of a bash call without timeout (default 120)"),
+    ("--max-timeout", "SECS", "cap of bash and bash_output timeouts (default 600)"),
+    ("--output-limit", "CHARS", "characters a result carries; longer output keeps head and tail (default 30000)"),
+    ("--kill-grace", "SECS", "between SIGTERM and SIGKILL when a shell is stopped (default 5)"),
+    ("--block-timeout", "SECS", "how long bash_output with block waits without timeout (default 30)"),
+    ("--monitor-timeout", "SECS", "a monitor's watch without timeout_ms (default 300)"),
+    ("--monitor-max-timeout", "SECS", "cap of a monitor's timeout_ms (default 1800)"),
+    ("--monitor-min-timeout", "SECS", "floor of a monitor's timeout_ms (default 1)"),
+    ("--monitor-unattended-max-timeout", "SECS", "cap of timeout_ms with --unattended (default 600)"),
+    ("--unattended", "", "nobody is at the keyboard: monitors use the unattended cap (default: attended)"),
+    ("--max-output-bytes", "BYTES", "an output file past this stops its shell (default 1073741824)"),
+    ("--no-noninteractive-env", "", "do not set PAGER=cat, GIT_PAGER=cat, GIT_EDITOR=true, TERM=dumb (default: set)"),
+    ("--env", "KEY=VALUE", "set a variable for every command; repeatable"),
+    ("--env-remove", "KEY", "remove a variable from every command's environment; repeatable"),
+    ("--batch-window-ms", "MS", "a monitor's lines within this window go out as one event (default 200)"),
+    ("--burst-limit", "N", "at most this many lines per monitor event (default 20)"),
+    ("--line-limit", "CHARS", "a monitor line longer than this is cut (default 500)"),
+    ("--flood-timeout", "SECS", "a monitor suppressing lines this long is stopped (default 30)"),
+    ("--output-root", "DIR", "where the private output directory is made (default: the temp directory)"),
+    ("--help", "", "print this help"),
+    ("--version", "", "print the version"),
+];
+
+/// The usage line shown with every error.
+pub const USAGE: &str =
+    "usage: bashtools-mcp [--working-directory DIR] [--allow CMD]... [OPTIONS] (see --help)";
+
+fn help() -> String {
+    let mut s = format!(
+        "bashtools-mcp {}: the shell tools of Claude Code (bash, bash_output, kill_shell, monitor) as an MCP server on stdio.\n\n\
+         Speaks JSON-RPC 2.0, one message per line, on stdin and stdout; logs go to stderr.\n\
+         At the end of stdin, SIGTERM, SIGINT or SIGHUP every shell and monitor is stopped before exit.\n\n\
+         {USAGE}\n\nOptions:\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    for (name, value, text) in FLAGS {
+        let flag = if value.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name} {value}")
+        };
+        s.push_str(&format!("  {flag:<40} {text}\n"));
+    }
+    s
+}
+
+fn secs(flag: &str, v: &str) -> Result<Duration, Usage> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| Usage(format!("{flag} wants a number of seconds, not {v:?}")))
+}
+
+fn number<T: std::str::FromStr>(flag: &str, v: &str, what: &str) -> Result<T, Usage> {
+    v.parse::<T>()
+        .map_err(|_| Usage(format!("{flag} wants {what}, not {v:?}")))
+}
+
+/// Reads the arguments (without the program name).
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> {
+    let mut b = BashTools::builder().tasks(Tasks::new());
+    let mut monitor = MonitorOptions::default();
+    let mut allowed: Option<Vec<String>> = None;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let arg = arg
+            .into_string()
+            .map_err(|a| Usage(format!("not a UTF-8 argument: {a:?}")))?;
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        let Some(&(_, placeholder, _)) = FLAGS.iter().find(|(n, ..)| *n == name) else {
+            return Err(Usage(format!("unknown argument {arg:?}")));
+        };
+        let value = if placeholder.is_empty() {
+            if inline.is_some() {
+                return Err(Usage(format!("{name} takes no value")));
+            }
+            String::new()
+        } else {
+            match inline {
+                Some(v) => v,
+                None => args
+                    .next()
+                    .and_then(|v| v.into_string().ok())
+                    .ok_or_else(|| Usage(format!("{name} needs a value ({placeholder})")))?,
+            }
+        };
+        let v = value.as_str();
+        b = match name.as_str() {
+            "--help" => return Ok(Action::Print(help())),
+            "--version" => {
+                return Ok(Action::Print(format!(
+                    "bashtools-mcp {}\n",
+                    env!("CARGO_PKG_VERSION")
+                )))
+            }
+            "--working-directory" => b.working_directory(v),
+            "--allow" => {
+                allowed.get_or_insert_with(Vec::new).push(v.to_string());
+                b
+            }
+            "--default-timeout" => b.default_timeout(secs(&name, v)?),
+            "--max-timeout" => b.max_timeout(secs(&name, v)?),
+            "--output-limit" => b.output_limit(number(&name, v, "a number of characters")?),
+            "--kill-grace" => b.kill_grace(secs(&name, v)?),
+            "--block-timeout" => b.block_timeout(secs(&name, v)?),
+            "--monitor-timeout" => b.monitor_timeout(secs(&name, v)?),
+            "--monitor-max-timeout" => b.monitor_max_timeout(secs(&name, v)?),
+            "--monitor-min-timeout" => b.monitor_min_timeout(secs(&name, v)?),
+            "--monitor-unattended-max-timeout" => b.monitor_unattended_max_timeout(secs(&name, v)?),
+            "--unattended" => b.unattended(|| true),
+            "--max-output-bytes" => b.max_output_bytes(number(&name, v, "a number of bytes")?),
+            "--no-noninteractive-env" => b.noninteractive_env(false),
+            "--env" => match v.split_once('=') {
+                Some((key, value)) if !key.is_empty() => b.env(key, value),
+                _ => return Err(Usage(format!("--env wants KEY=VALUE, not {v:?}"))),
+            },
+            "--env-remove" if !v.is_empty() => b.env_remove(v),
+            "--env-remove" => return Err(Usage("--env-remove wants a variable name".into())),
+            "--batch-window-ms" => {
+                let ms: u64 = number(&name, v, "a number of milliseconds")?;
+                monitor = monitor.batch_window(Duration::from_millis(ms));
+                b
+            }
+            "--burst-limit" => {
+                monitor = monitor.burst_limit(number(&name, v, "a number of lines")?);
+                b
+            }
+            "--line-limit" => {
+                monitor = monitor.line_limit(number(&name, v, "a number of characters")?);
+                b
+            }
+            "--flood-timeout" => {
+                monitor = monitor.flood_timeout(secs(&name, v)?);
+                b
+            }
+            "--output-root" => b.output_root(v),
+            _ => unreachable!("every flag of FLAGS is handled"),
+        };
+    }
+    if let Some(words) = allowed {
+        b = b.allowed_commands(words);
+    }
+    Ok(Action::Serve(Box::new(b.monitor_options(monitor))))
+}

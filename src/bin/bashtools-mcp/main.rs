@@ -1,0 +1,69 @@
+//! `bashtools-mcp`: the MCP server of bashtools on stdio (SPEC section 9).
+//!
+//! Stdout carries MCP messages only; everything else goes to stderr. The
+//! server ends at the end of stdin, or at SIGTERM, SIGINT or SIGHUP; either
+//! way every shell and monitor it started is stopped first, so no process
+//! of ours outlives it.
+
+mod cli;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+fn main() -> ExitCode {
+    let builder = match cli::parse(std::env::args_os().skip(1)) {
+        Ok(cli::Action::Serve(b)) => b,
+        Ok(cli::Action::Print(text)) => {
+            print!("{text}");
+            return ExitCode::SUCCESS;
+        }
+        Err(cli::Usage(message)) => {
+            eprintln!("bashtools-mcp: {message}\n{}", cli::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    let tools = match builder.build() {
+        Ok(t) => Arc::new(t),
+        Err(e) => {
+            eprintln!("bashtools-mcp: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = stop_on_signals(tools.clone()) {
+        eprintln!("bashtools-mcp: cannot watch for signals: {e}");
+        return ExitCode::FAILURE;
+    }
+    let served = tools.server().serve_stdio();
+    // `serve` has stopped every shell; dropping the tools removes their files.
+    drop(tools);
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bashtools-mcp: reading stdin failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// On the first of SIGTERM, SIGINT or SIGHUP: stop every shell and monitor,
+/// remove the output directory, and exit with 128 + the signal.
+///
+/// The main thread may be blocked reading stdin, which a signal does not
+/// end, so the exit happens here.
+fn stop_on_signals(tools: Arc<bashtools::BashTools>) -> std::io::Result<()> {
+    let mut signals = Signals::new([SIGTERM, SIGINT, SIGHUP])?;
+    std::thread::Builder::new()
+        .name("bashtools-mcp-signals".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                eprintln!("bashtools-mcp: signal {signal}: stopping every shell");
+                tools.stop_all();
+                let _ = std::fs::remove_dir_all(tools.output_directory());
+                std::process::exit(128 + signal);
+            }
+        })?;
+    Ok(())
+}

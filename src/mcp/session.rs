@@ -1,0 +1,247 @@
+//! One client on one stream: reads messages, answers the quick ones at
+//! once, hands `tools/call` to [`calls`](super::calls), and keeps the
+//! little state the classic handshake needs.
+//!
+//! Only the reading thread touches the session's state, so it needs no
+//! lock; what call threads share (the calls in flight, the writer) is in
+//! `Arc`s.
+
+use std::io::BufRead;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use super::calls::{self, Calls, Refused, ToolCall, MAX_CALLS_IN_FLIGHT};
+use super::jsonrpc::{
+    self, Message, RpcError, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+};
+use super::lines::{Line, Lines, MAX_LINE_BYTES};
+use super::notify::{Forwarder, HEARD, UNHEARD};
+use super::protocol::{self, Era, Level};
+use super::tools;
+use super::writer::Writer;
+use super::McpServer;
+use crate::caller::Caller;
+
+/// How long the end of input waits for running calls to send their answers
+/// once every shell has been stopped (they end at once then; this bounds a
+/// `bash_output` blocked on a task of the application's).
+const DRAIN: Duration = Duration::from_secs(5);
+
+pub(crate) struct Session<'a> {
+    server: &'a McpServer,
+    out: Arc<Writer>,
+    calls: Arc<Calls>,
+    /// The version the classic handshake agreed on; `None` before it.
+    classic: Option<&'static str>,
+    /// The level set by `logging/setLevel` (classic); all messages before.
+    classic_level: Level,
+}
+
+impl<'a> Session<'a> {
+    pub(crate) fn new(server: &'a McpServer, out: Arc<Writer>) -> Session<'a> {
+        Session {
+            server,
+            out,
+            calls: Arc::new(Calls::default()),
+            classic: None,
+            classic_level: Level::Debug,
+        }
+    }
+
+    /// Serves until the end of `input`, then stops every shell and monitor
+    /// and lets the running calls answer.
+    pub(crate) fn run(mut self, input: impl BufRead) -> std::io::Result<()> {
+        let forwarder = match &self.server.core.config.tasks {
+            Some(tasks) => Some(Forwarder::start(tasks, self.out.clone())?),
+            None => None,
+        };
+        let mut lines = Lines::new(input, MAX_LINE_BYTES);
+        let read = loop {
+            match lines.next_line() {
+                Ok(Some(line)) => self.line(line),
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        // The client has gone: nothing of ours may outlive it.
+        self.server.core.stop_all();
+        let left = self.calls.wait_idle(Instant::now() + DRAIN);
+        if left > 0 {
+            eprintln!("bashtools-mcp: {left} calls still running at exit");
+        }
+        if let Some(f) = forwarder {
+            f.stop();
+        }
+        read
+    }
+
+    fn line(&mut self, line: Line) {
+        let bytes = match line {
+            Line::Text(b) => b,
+            Line::TooLong(n) => {
+                let e = RpcError::new(
+                    INVALID_REQUEST,
+                    format!("Invalid request: a message of {n} bytes is past the limit of {MAX_LINE_BYTES} bytes per line"),
+                );
+                self.out.send(&jsonrpc::error(&Value::Null, &e));
+                return;
+            }
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match jsonrpc::parse(&bytes) {
+            Ok(Message::Request { id, method, params }) => self.request(id, &method, params),
+            Ok(Message::Notification { method, params }) => self.notification(&method, &params),
+            Ok(Message::Response) => {}
+            Err(r) => self.out.send(&jsonrpc::error(&r.id, &r.error)),
+        }
+    }
+
+    /// Only cancellation means something to this server; the others
+    /// (`notifications/initialized`, progress, roots) need no action.
+    fn notification(&mut self, method: &str, params: &Map<String, Value>) {
+        if method != "notifications/cancelled" {
+            return;
+        }
+        let Some(id) = params.get("requestId") else {
+            return;
+        };
+        if let Some(shell) = self.calls.cancel(&jsonrpc::id_key(id)) {
+            calls::stop_cancelled(&self.server.core, shell);
+        }
+    }
+
+    fn request(&mut self, id: Value, method: &str, params: Map<String, Value>) {
+        let era = match protocol::era(&params) {
+            Ok(era) => era,
+            Err(e) => return self.out.send(&jsonrpc::error(&id, &e)),
+        };
+        let answer = match method {
+            "initialize" => Ok(self.initialize(&params)),
+            "ping" => Ok(json!({})),
+            "server/discover" => {
+                return self.out.send(&jsonrpc::result(
+                    &id,
+                    protocol::discover_result(&self.server.instructions),
+                ))
+            }
+            "tools/list" | "tools/call" | "logging/setLevel" => match self.ready(era) {
+                Err(e) => Err(e),
+                Ok(()) => match method {
+                    "tools/list" => {
+                        let list = json!({"tools": tools::list(&self.server.core.config)});
+                        Ok(match era {
+                            Era::Classic => list,
+                            Era::Stateless { .. } => protocol::cacheable(list),
+                        })
+                    }
+                    "tools/call" => return self.call(id, params, era),
+                    _ => self.set_level(&params),
+                },
+            },
+            _ => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            )),
+        };
+        let message = match answer {
+            Ok(result) => jsonrpc::result(
+                &id,
+                match era {
+                    Era::Classic => result,
+                    Era::Stateless { .. } => protocol::stateless(result),
+                },
+            ),
+            Err(e) => jsonrpc::error(&id, &e),
+        };
+        self.out.send(&message);
+    }
+
+    /// Classic requests need the handshake first; stateless ones carry
+    /// everything they need.
+    fn ready(&self, era: Era) -> Result<(), RpcError> {
+        match (era, self.classic) {
+            (Era::Stateless { .. }, _) | (Era::Classic, Some(_)) => Ok(()),
+            (Era::Classic, None) => Err(RpcError::new(
+                INVALID_REQUEST,
+                format!(
+                    "Server not initialized: send initialize first, or name protocol version {} in params._meta (io.modelcontextprotocol/protocolVersion)",
+                    protocol::STATELESS_VERSION
+                ),
+            )),
+        }
+    }
+
+    fn initialize(&mut self, params: &Map<String, Value>) -> Value {
+        let requested = params.get("protocolVersion").and_then(Value::as_str);
+        let version = protocol::negotiate(requested);
+        self.classic = Some(version);
+        protocol::initialize_result(version, &self.server.instructions)
+    }
+
+    fn set_level(&mut self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let level = params.get("level").unwrap_or(&Value::Null);
+        self.classic_level = protocol::level(level)?;
+        Ok(json!({}))
+    }
+
+    fn call(&mut self, id: Value, params: Map<String, Value>, era: Era) {
+        let tool = match params.get("name") {
+            Some(Value::String(name)) if tools::exists(&self.server.core.config, name) => {
+                name.clone()
+            }
+            Some(Value::String(name)) => {
+                let e = RpcError::new(INVALID_PARAMS, format!("Unknown tool: {name}"));
+                return self.out.send(&jsonrpc::error(&id, &e));
+            }
+            _ => {
+                let e = RpcError::new(
+                    INVALID_PARAMS,
+                    "Invalid params: name (the tool to call) must be a string",
+                );
+                return self.out.send(&jsonrpc::error(&id, &e));
+            }
+        };
+        let key = jsonrpc::id_key(&id);
+        if let Err(refused) = self.calls.begin(&key) {
+            let e = match refused {
+                Refused::Duplicate => RpcError::new(
+                    INVALID_REQUEST,
+                    format!("Invalid request: duplicate request id {id}: a call with this id is still running"),
+                ),
+                Refused::Full => RpcError::new(
+                    INTERNAL_ERROR,
+                    format!("Too many calls in flight (at most {MAX_CALLS_IN_FLIGHT}); wait for some to finish"),
+                ),
+            };
+            return self.out.send(&jsonrpc::error(&id, &e));
+        }
+        let heard = match era {
+            Era::Classic => self.classic_level.hears_info(),
+            Era::Stateless { log } => log.is_some_and(Level::hears_info),
+        };
+        let call = ToolCall {
+            id: id.clone(),
+            tool,
+            // Arguments of the wrong type are the tool's to answer: it
+            // names what is wrong, as a result the model can read.
+            arguments: params
+                .get("arguments")
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+            caller: Caller::default().recipient(if heard { HEARD } else { UNHEARD }),
+            era,
+        };
+        if !calls::spawn(&self.server.core, &self.calls, &self.out, call) {
+            self.calls.forget(&key);
+            let e = RpcError::new(
+                INTERNAL_ERROR,
+                "Internal error: cannot start a thread for the call",
+            );
+            self.out.send(&jsonrpc::error(&id, &e));
+        }
+    }
+}
