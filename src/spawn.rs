@@ -28,7 +28,9 @@ use std::fs::File;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use crate::config::Config;
 
@@ -70,12 +72,32 @@ fn environment(config: &Config) -> Vec<(OsString, OsString)> {
     env
 }
 
+/// `bash`, found once on the host's `PATH`: a spawn then execs it directly
+/// instead of trying each `PATH` entry in turn. `None` when it is not found
+/// (the spawn then searches `PATH` itself and reports the error).
+fn bash_path() -> Option<&'static CString> {
+    static BASH: OnceLock<Option<CString>> = OnceLock::new();
+    BASH.get_or_init(|| {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("bash"))
+            .find(|p| {
+                std::fs::metadata(p)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+            .and_then(|p| CString::new(p.into_os_string().into_vec()).ok())
+    })
+    .as_ref()
+}
+
 fn cstring(bytes: &[u8]) -> io::Result<CString> {
     CString::new(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte"))
 }
 
 /// Everything `exec` needs, built before the reaper's lock is taken.
 pub(crate) struct Launch<'a> {
+    /// The absolute path of bash, or `bash` to search `PATH` for.
+    program: CString,
     argv: Vec<CString>,
     envp: Vec<CString>,
     cwd: CString,
@@ -100,6 +122,7 @@ pub(crate) fn prepare<'a>(spec: SpawnSpec<'a>, config: &Config) -> io::Result<La
         })
         .collect();
     Ok(Launch {
+        program: bash_path().cloned().unwrap_or_else(|| argv[0].clone()),
         argv,
         envp,
         cwd: cstring(spec.cwd.as_os_str().as_bytes())?,
@@ -222,7 +245,7 @@ mod imp {
                 let mut pid: libc::pid_t = 0;
                 check(libc::posix_spawnp(
                     &mut pid,
-                    self.argv[0].as_ptr(),
+                    self.program.as_ptr(),
                     &actions.0,
                     &attr.0,
                     argv.as_ptr(),
@@ -251,7 +274,7 @@ mod imp {
     impl Launch<'_> {
         pub(crate) fn spawn(&self) -> io::Result<u32> {
             let arg = std::ffi::OsStr::from_bytes(self.argv[2].as_bytes());
-            let mut cmd = Command::new("bash");
+            let mut cmd = Command::new(std::ffi::OsStr::from_bytes(self.program.as_bytes()));
             cmd.arg("-c").arg(arg);
             cmd.current_dir(std::ffi::OsStr::from_bytes(self.cwd.as_bytes()));
             cmd.env_clear();
