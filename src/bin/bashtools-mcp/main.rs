@@ -37,8 +37,9 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let served = tools.server().serve_stdio();
-    // `serve` has stopped every shell; dropping the tools removes their files.
-    drop(tools);
+    // `serve` has stopped every shell. The signal thread holds the tools
+    // too, so they are not dropped here: their files are removed by hand.
+    let _ = std::fs::remove_dir_all(tools.output_directory());
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -1,0 +1,751 @@
+//! The MCP server as a client sees it: the built `bashtools-mcp` driven
+//! over pipes (SPEC section 9). Handshakes, the stateless form, the tools,
+//! notifications, concurrency, cancellation, bad input and shutdown.
+
+#[path = "mcp/client.rs"]
+mod client;
+mod common;
+
+use client::{leader_with, meta, output_path, task_id, tool_result, Server};
+use common::assert_gone;
+use nix::sys::signal::Signal;
+use serde_json::{json, Value};
+
+fn error_code(r: &Value) -> i64 {
+    r["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("not an error response: {r}"))
+}
+
+// ---------------------------------------------------------------- handshakes
+
+#[test]
+fn initialize_answers_each_classic_version() {
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let mut s = Server::start(&[]);
+        let r = s.initialize(version);
+        assert_eq!(r["protocolVersion"], version);
+        assert_eq!(
+            r["capabilities"],
+            json!({"tools": {"listChanged": false}, "logging": {}})
+        );
+        assert_eq!(r["serverInfo"]["name"], "bashtools");
+        assert_eq!(r["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+        assert!(r["instructions"].as_str().unwrap().contains("bash_output"));
+    }
+}
+
+#[test]
+fn an_unknown_version_gets_the_newest_classic_one() {
+    for asked in ["1999-01-01", "2026-07-28"] {
+        let mut s = Server::start(&[]);
+        assert_eq!(s.initialize(asked)["protocolVersion"], "2025-11-25");
+    }
+}
+
+#[test]
+fn ping_answers_an_empty_object_before_and_after_initialize() {
+    let mut s = Server::start(&[]);
+    assert_eq!(s.call("ping", json!({}))["result"], json!({}));
+    s.initialize("2025-11-25");
+    assert_eq!(s.call("ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn classic_calls_before_initialize_are_refused_until_it() {
+    let mut s = Server::start(&[]);
+    for method in ["tools/list", "tools/call"] {
+        let r = s.call(
+            method,
+            json!({"name": "bash", "arguments": {"command": "echo hi"}}),
+        );
+        assert_eq!(error_code(&r), -32600, "{r}");
+        assert!(r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("initialize"));
+    }
+    s.initialize("2025-06-18");
+    assert_eq!(
+        s.tool("bash", json!({"command": "echo hi"})),
+        ("hi".into(), false)
+    );
+}
+
+// ------------------------------------------------------- stateless 2026-07-28
+
+#[test]
+fn discover_lists_every_version_and_the_capabilities() {
+    let mut s = Server::start(&[]);
+    let r = s.call("server/discover", json!({"_meta": meta()}));
+    let result = &r["result"];
+    assert_eq!(
+        result["supportedVersions"],
+        json!([
+            "2026-07-28",
+            "2025-11-25",
+            "2025-06-18",
+            "2025-03-26",
+            "2024-11-05"
+        ])
+    );
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(
+        result["capabilities"]["tools"],
+        json!({"listChanged": false})
+    );
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "bashtools"
+    );
+    assert!(result["ttlMs"].as_u64().is_some());
+    assert!(result["cacheScope"].is_string());
+    assert!(result["instructions"].is_string());
+}
+
+#[test]
+fn stateless_requests_need_no_handshake() {
+    let mut s = Server::start(&[]);
+    let r = s.call("tools/list", json!({"_meta": meta()}));
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 4);
+    assert!(r["result"]["ttlMs"].is_u64());
+    let r = s.call(
+        "tools/call",
+        json!({"_meta": meta(), "name": "bash", "arguments": {"command": "echo stateless"}}),
+    );
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert_eq!(
+        r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["version"],
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(tool_result(&r), ("stateless".into(), false));
+}
+
+#[test]
+fn an_unsupported_stateless_version_is_32022_with_the_supported_ones() {
+    let mut s = Server::start(&[]);
+    let mut m = meta();
+    m["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    for method in ["server/discover", "tools/list", "tools/call"] {
+        let r = s.call(
+            method,
+            json!({"_meta": m, "name": "bash", "arguments": {"command": "true"}}),
+        );
+        assert_eq!(error_code(&r), -32022, "{r}");
+        let data = &r["error"]["data"];
+        assert_eq!(data["requested"], "2099-01-01");
+        assert!(data["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28")));
+    }
+    s.still_serving();
+}
+
+#[test]
+fn a_stateless_request_without_client_capabilities_is_invalid_params() {
+    let mut s = Server::start(&[]);
+    let m = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    let r = s.call("tools/list", json!({"_meta": m}));
+    assert_eq!(error_code(&r), -32602, "{r}");
+}
+
+// ------------------------------------------------------------------- tools
+
+#[test]
+fn tools_list_shows_four_tools_with_schemas_annotations_and_units() {
+    let mut s = Server::initialized(&[]);
+    let r = s.call("tools/list", json!({}));
+    let tools = r["result"]["tools"].as_array().unwrap().clone();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["bash", "bash_output", "kill_shell", "monitor"]);
+    for t in &tools {
+        assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+        assert!(t["inputSchema"]["required"].is_array(), "{t}");
+        assert!(t["description"].as_str().unwrap().len() > 100, "{t}");
+        assert!(t["annotations"]["title"].is_string(), "{t}");
+    }
+    let by = |n: &str| tools.iter().find(|t| t["name"] == n).unwrap().clone();
+    let bash = by("bash");
+    assert_eq!(bash["annotations"]["destructiveHint"], true);
+    assert_eq!(bash["annotations"]["openWorldHint"], true);
+    let desc = bash["description"].as_str().unwrap();
+    assert!(
+        desc.contains("in seconds (default 120s, at most 600s)"),
+        "{desc}"
+    );
+    assert!(desc.contains("30000 characters"), "{desc}");
+    assert_eq!(by("bash_output")["annotations"]["readOnlyHint"], true);
+    let kill = by("kill_shell");
+    assert_eq!(kill["annotations"]["destructiveHint"], true);
+    assert_eq!(kill["annotations"]["idempotentHint"], true);
+    let monitor = by("monitor")["description"].as_str().unwrap().to_string();
+    assert!(
+        monitor.contains("milliseconds, default 300000 ms"),
+        "{monitor}"
+    );
+}
+
+#[test]
+fn foreground_bash_answers_with_its_output_or_its_exit_code() {
+    let mut s = Server::initialized(&[]);
+    assert_eq!(
+        s.tool("bash", json!({"command": "echo hi; echo there >&2"})),
+        ("hi\nthere".into(), false)
+    );
+    assert_eq!(
+        s.tool("bash", json!({"command": "echo oops; exit 3"})),
+        ("Exit code 3\noops".into(), true)
+    );
+    assert_eq!(
+        s.tool("bash", json!({"command": "true"})),
+        ("(Bash completed with no output)".into(), false)
+    );
+}
+
+#[test]
+fn a_command_past_its_timeout_moves_to_the_background() {
+    let mut s = Server::initialized(&[]);
+    let (text, err) = s.tool("bash", json!({"command": "sleep 30", "timeout": 0.3}));
+    assert!(!err);
+    assert!(
+        text.starts_with("Command did not complete within its 0.3s timeout and was moved to the background (ID: bash_1)"),
+        "{text}"
+    );
+    let (text, _) = s.tool("kill_shell", json!({"shell_id": "bash_1"}));
+    assert_eq!(text, "Successfully stopped task: bash_1 (sleep 30)");
+}
+
+#[test]
+fn background_bash_is_read_with_bash_output_and_stopped_with_kill_shell() {
+    let mut s = Server::initialized(&[]);
+    let (text, err) = s.tool(
+        "bash",
+        json!({"command": "echo started; sleep 60", "run_in_background": true, "description": "sleeper"}),
+    );
+    assert!(!err, "{text}");
+    assert!(
+        text.starts_with("Command running in background with ID: bash_1."),
+        "{text}"
+    );
+    let id = task_id(&text, "bash");
+    let mut seen = String::new();
+    common::wait_until("bash_output shows the first line", || {
+        let (out, err) = s.tool("bash_output", json!({"bash_id": id}));
+        assert!(!err, "{out}");
+        assert!(out.starts_with("<status>running</status>"), "{out}");
+        seen.push_str(&out);
+        seen.contains("<stdout>\nstarted\n</stdout>")
+    });
+    let (text, err) = s.tool("kill_shell", json!({"shell_id": id}));
+    assert_eq!(
+        (text.as_str(), err),
+        (
+            "Successfully stopped task: bash_1 (echo started; sleep 60)",
+            false
+        )
+    );
+    let (out, _) = s.tool("bash_output", json!({"bash_id": id}));
+    assert!(out.starts_with("<status>killed</status>"), "{out}");
+    let (text, err) = s.tool("kill_shell", json!({"shell_id": id}));
+    assert_eq!(
+        (text.as_str(), err),
+        ("Task bash_1 is not running (status: killed)", true)
+    );
+    let n = s.log_message(|d| d["task_id"] == "bash_1");
+    assert_eq!(n["params"]["data"]["status"], "killed");
+}
+
+#[test]
+fn bash_output_with_block_waits_for_the_end() {
+    let mut s = Server::initialized(&[]);
+    let (text, _) = s.tool(
+        "bash",
+        json!({"command": "sleep 0.3; echo late", "run_in_background": true}),
+    );
+    let id = task_id(&text, "bash");
+    let (out, err) = s.tool(
+        "bash_output",
+        json!({"bash_id": id, "block": true, "timeout": 20}),
+    );
+    assert!(!err);
+    assert_eq!(
+        out,
+        "<status>completed</status>\n<exit_code>0</exit_code>\n<stdout>\nlate\n</stdout>"
+    );
+}
+
+#[test]
+fn an_unknown_tool_is_invalid_params() {
+    let mut s = Server::initialized(&[]);
+    let r = s.call("tools/call", json!({"name": "rm_rf", "arguments": {}}));
+    assert_eq!(error_code(&r), -32602);
+    assert!(r["error"]["message"].as_str().unwrap().contains("rm_rf"));
+    let r = s.call("tools/call", json!({"arguments": {}}));
+    assert_eq!(error_code(&r), -32602);
+}
+
+#[test]
+fn arguments_of_the_wrong_type_are_tool_errors() {
+    let mut s = Server::initialized(&[]);
+    let cases = [
+        ("bash", json!({"command": 5}), "No command given"),
+        ("bash", json!("echo hi"), "must be a JSON object"),
+        ("bash", json!({}), "No command given"),
+        (
+            "bash_output",
+            json!({"bash_id": 7}),
+            "bash_id parameter must be a string",
+        ),
+        (
+            "bash_output",
+            json!({"bash_id": "bash_99"}),
+            "No task found with ID: bash_99",
+        ),
+        (
+            "kill_shell",
+            json!({"shell_id": null}),
+            "shell_id parameter is required",
+        ),
+        (
+            "monitor",
+            json!({"description": "d", "command": "true", "timeout_ms": "soon"}),
+            "timeout_ms",
+        ),
+    ];
+    for (tool, args, expected) in cases {
+        let (text, err) = s.tool(tool, args.clone());
+        assert!(err, "{tool} {args}: {text}");
+        assert!(text.contains(expected), "{tool} {args}: {text}");
+    }
+}
+
+// ----------------------------------------------------------- notifications
+
+#[test]
+fn a_background_end_arrives_as_a_log_message() {
+    let mut s = Server::initialized(&[]);
+    let (text, _) = s.tool(
+        "bash",
+        json!({"command": "echo done", "run_in_background": true, "description": "say done"}),
+    );
+    let id = task_id(&text, "bash");
+    let n = s.log_message(|d| d["task_id"] == id.as_str());
+    let params = &n["params"];
+    assert_eq!(params["level"], "info");
+    assert_eq!(params["logger"], "bashtools");
+    assert_eq!(params["data"]["status"], "completed");
+    let text = params["data"]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!("<task-notification>\n<task-id>{id}</task-id>")),
+        "{text}"
+    );
+    assert!(
+        text.contains("<summary>Background command \"say done\" completed (exit code 0)</summary>"),
+        "{text}"
+    );
+}
+
+#[test]
+fn monitor_events_arrive_in_order_before_its_end() {
+    let mut s = Server::initialized(&["--batch-window-ms", "50"]);
+    let (text, err) = s.tool(
+        "monitor",
+        json!({"description": "count", "command": "for i in 1 2 3; do echo line$i; sleep 0.1; done"}),
+    );
+    assert!(!err, "{text}");
+    assert!(
+        text.starts_with("Monitor started (task monitor_1, timeout 300000ms)."),
+        "{text}"
+    );
+    let mut events = String::new();
+    loop {
+        let n = s.log_message(|d| d["task_id"] == "monitor_1");
+        let data = &n["params"]["data"];
+        if data.get("status").is_some() {
+            assert_eq!(data["status"], "completed");
+            assert!(data["text"]
+                .as_str()
+                .unwrap()
+                .contains("Monitor \"count\" stream ended"));
+            break;
+        }
+        events.push_str(data["text"].as_str().unwrap());
+    }
+    let (a, b, c) = (
+        events.find("line1").expect("line1"),
+        events.find("line2").expect("line2"),
+        events.find("line3").expect("line3"),
+    );
+    assert!(a < b && b < c, "{events}");
+}
+
+#[test]
+fn stateless_calls_get_log_messages_only_when_they_ask() {
+    let mut s = Server::start(&[]);
+    let quiet = json!({"_meta": meta(), "name": "bash", "arguments": {"command": "echo a", "run_in_background": true}});
+    let r = s.call("tools/call", quiet);
+    let first = task_id(&tool_result(&r).0, "bash");
+    let r = s.call(
+        "tools/call",
+        json!({"_meta": meta(), "name": "bash_output", "arguments": {"bash_id": first, "block": true}}),
+    );
+    assert!(tool_result(&r).0.starts_with("<status>completed</status>"));
+    let mut m = meta();
+    m["io.modelcontextprotocol/logLevel"] = json!("info");
+    let heard = json!({"_meta": m, "name": "bash", "arguments": {"command": "echo b", "run_in_background": true}});
+    let r = s.call("tools/call", heard);
+    let second = task_id(&tool_result(&r).0, "bash");
+    s.log_message(|d| d["task_id"] == second.as_str());
+    let early: Vec<Value> = s
+        .drain()
+        .into_iter()
+        .filter(|v| v["params"]["data"]["task_id"] == first.as_str())
+        .collect();
+    assert!(
+        early.is_empty(),
+        "a call without logLevel was notified: {early:?}"
+    );
+}
+
+#[test]
+fn set_level_above_info_silences_the_notifications() {
+    let mut s = Server::initialized(&[]);
+    let r = s.call("logging/setLevel", json!({"level": "warning"}));
+    assert_eq!(r["result"], json!({}));
+    let (text, _) = s.tool(
+        "bash",
+        json!({"command": "true", "run_in_background": true}),
+    );
+    let first = task_id(&text, "bash");
+    s.tool("bash_output", json!({"bash_id": first, "block": true}));
+    s.call("logging/setLevel", json!({"level": "info"}));
+    let (text, _) = s.tool(
+        "bash",
+        json!({"command": "true", "run_in_background": true}),
+    );
+    let second = task_id(&text, "bash");
+    s.log_message(|d| d["task_id"] == second.as_str());
+    assert!(!s
+        .drain()
+        .iter()
+        .any(|v| v["params"]["data"]["task_id"] == first.as_str()));
+    let r = s.call("logging/setLevel", json!({"level": "loud"}));
+    assert_eq!(error_code(&r), -32602);
+}
+
+// ------------------------------------------------------------- concurrency
+
+#[test]
+fn a_long_foreground_bash_delays_nothing_else() {
+    let mut s = Server::initialized(&[]);
+    let long = s.request(
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "sleep 600; : long-foreground", "timeout": 600}}),
+    );
+    let leader = leader_with(s.pid(), "long-foreground");
+    assert_eq!(s.call("ping", json!({}))["result"], json!({}));
+    let (text, _) = s.tool(
+        "bash",
+        json!({"command": "echo side; sleep 60", "run_in_background": true}),
+    );
+    let id = task_id(&text, "bash");
+    let (out, err) = s.tool("bash_output", json!({"bash_id": id}));
+    assert!(!err && out.starts_with("<status>running</status>"), "{out}");
+    let (out, err) = s.tool("kill_shell", json!({"shell_id": id}));
+    assert!(!err, "{out}");
+    assert_eq!(s.tool("bash", json!({"command": "echo quick"})).0, "quick");
+    assert!(
+        !s.drain().iter().any(|v| v["id"] == long),
+        "the long call answered early"
+    );
+    s.notify("notifications/cancelled", json!({"requestId": long}));
+    assert_gone(&[leader]);
+}
+
+#[test]
+fn cancelling_a_foreground_bash_stops_its_group_and_sends_nothing() {
+    let mut s = Server::initialized(&[]);
+    let id = s.request(
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "sleep 300 & sleep 300; : cancel-me", "timeout": 300}}),
+    );
+    let leader = leader_with(s.pid(), "cancel-me");
+    s.notify(
+        "notifications/cancelled",
+        json!({"requestId": id, "reason": "test"}),
+    );
+    assert_gone(&[leader]);
+    // The id is free again once the cancelled call has finished; reusing it
+    // shows that, and everything answered for it must be the new call.
+    let mut answers = Vec::new();
+    common::wait_until("the cancelled call has finished", || {
+        s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": "echo again"}}}));
+        let r = s.response(&id);
+        answers.push(r.clone());
+        r.get("result").is_some()
+    });
+    for r in &answers {
+        match r.get("result") {
+            Some(_) => assert_eq!(tool_result(r).0, "again"),
+            None => assert!(
+                r["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("duplicate"),
+                "{r}"
+            ),
+        }
+    }
+    s.still_serving();
+    assert!(
+        !s.drain().iter().any(|v| v["id"] == id),
+        "an answer for the cancelled call"
+    );
+}
+
+#[test]
+fn a_request_id_still_running_is_refused_and_the_first_completes() {
+    let dir = tempdir("dup");
+    let go = dir.join("go");
+    let mut s = Server::initialized(&[]);
+    let command = format!(
+        "until [ -e '{}' ]; do sleep 0.02; done; echo first",
+        go.display()
+    );
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": "same", "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": command}}}),
+    );
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": "same", "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": "echo second"}}}),
+    );
+    let r = s.response(&json!("same"));
+    assert_eq!(error_code(&r), -32600, "{r}");
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("duplicate request id"));
+    std::fs::write(&go, "").unwrap();
+    let r = s.response(&json!("same"));
+    assert_eq!(tool_result(&r), ("first".into(), false));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+// --------------------------------------------------------------- bad input
+
+#[test]
+fn bad_lines_are_answered_and_the_server_goes_on() {
+    let mut s = Server::initialized(&[]);
+    let cases: [(&[u8], i64); 9] = [
+        (b"this is not json\n", -32700),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xff\xfe\"}}\n",
+            -32700,
+        ),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\n", -32700),
+        (b"42\n", -32600),
+        (b"\"a string\"\n", -32600),
+        (
+            b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n",
+            -32600,
+        ),
+        (b"[]\n", -32600),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}\n",
+            -32600,
+        ),
+        (b"{\"id\":{},\"method\":\"ping\"}\n", -32600),
+    ];
+    for (line, code) in cases {
+        s.send_raw(line);
+        let r = s.null_id_error();
+        assert_eq!(
+            error_code(&r),
+            code,
+            "{}: {r}",
+            String::from_utf8_lossy(line)
+        );
+        s.still_serving();
+    }
+}
+
+#[test]
+fn a_batch_array_is_refused_as_such() {
+    let mut s = Server::initialized(&[]);
+    s.send_raw(b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n");
+    let r = s.null_id_error();
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("batch"),
+        "{r}"
+    );
+}
+
+#[test]
+fn requests_without_jsonrpc_or_method_are_invalid() {
+    let mut s = Server::initialized(&[]);
+    s.send(&json!({"id": 41, "method": "ping"}));
+    assert_eq!(error_code(&s.response(&json!(41))), -32600);
+    s.send(&json!({"jsonrpc": "1.0", "id": 42, "method": "ping"}));
+    assert_eq!(error_code(&s.response(&json!(42))), -32600);
+    s.send(&json!({"jsonrpc": "2.0", "id": 43}));
+    assert_eq!(error_code(&s.response(&json!(43))), -32600);
+    s.send(&json!({"jsonrpc": "2.0", "id": 44, "method": ["ping"]}));
+    assert_eq!(error_code(&s.response(&json!(44))), -32600);
+    s.send(&json!({"jsonrpc": "2.0", "id": 45, "method": "ping", "params": "x"}));
+    assert_eq!(error_code(&s.response(&json!(45))), -32602);
+    s.still_serving();
+}
+
+#[test]
+fn unknown_methods_are_32601_and_unknown_notifications_are_ignored() {
+    let mut s = Server::initialized(&[]);
+    for method in [
+        "resources/list",
+        "prompts/list",
+        "tools/destroy",
+        "notifications/initialized",
+    ] {
+        let r = s.call(method, json!({}));
+        assert_eq!(error_code(&r), -32601, "{method}: {r}");
+    }
+    s.notify("notifications/whatever", json!({}));
+    s.notify("notifications/cancelled", json!({"requestId": 12345}));
+    s.send(&json!({"jsonrpc": "2.0", "id": 99, "result": {}}));
+    s.send_raw(b"\n   \n");
+    s.still_serving();
+    let stray: Vec<Value> = s.drain();
+    assert!(
+        stray.is_empty(),
+        "answers to notifications or responses: {stray:?}"
+    );
+}
+
+#[test]
+fn a_ten_megabyte_line_is_answered_not_fatal() {
+    let mut s = Server::initialized(&[]);
+    let mut line = br#"{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":""#.to_vec();
+    line.extend(std::iter::repeat(b'a').take(10 << 20));
+    line.extend_from_slice(b"\"}}\n");
+    s.send_raw(&line);
+    let r = s.null_id_error();
+    assert_eq!(error_code(&r), -32600, "{r}");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("limit"),
+        "{r}"
+    );
+    s.still_serving();
+    assert_eq!(s.tool("bash", json!({"command": "echo alive"})).0, "alive");
+}
+
+#[test]
+fn a_large_line_under_the_limit_is_served() {
+    let mut s = Server::initialized(&[]);
+    let pad = "x".repeat(1 << 20);
+    let r = s.call("ping", json!({"pad": pad}));
+    assert_eq!(r["result"], json!({}));
+}
+
+// ---------------------------------------------------------------- shutdown
+
+/// Starts a background shell and a monitor; returns their leaders and the
+/// output directory.
+fn start_work(s: &mut Server, tag: &str) -> (Vec<u32>, std::path::PathBuf) {
+    let (text, _) = s.tool(
+        "bash",
+        json!({"command": format!("sleep 1000; : bg-{tag}"), "run_in_background": true}),
+    );
+    let dir = output_path(&text).parent().unwrap().to_path_buf();
+    assert!(dir.is_dir());
+    let (text, err) = s.tool(
+        "monitor",
+        json!({"description": "ticks", "command": format!("while :; do echo tick; sleep 0.2; done; : mon-{tag}")}),
+    );
+    assert!(!err, "{text}");
+    let leaders = vec![
+        leader_with(s.pid(), &format!("bg-{tag}")),
+        leader_with(s.pid(), &format!("mon-{tag}")),
+    ];
+    (leaders, dir)
+}
+
+#[test]
+fn the_end_of_stdin_stops_every_shell_before_exit() {
+    let mut s = Server::initialized(&[]);
+    let (leaders, dir) = start_work(&mut s, "eof");
+    s.close_stdin();
+    let status = s.wait_exit();
+    assert!(status.success(), "{status:?}");
+    assert_gone(&leaders);
+    assert!(!dir.exists(), "the output directory was left behind");
+}
+
+#[test]
+fn sigterm_sigint_and_sighup_stop_every_shell_before_exit() {
+    for (signal, tag) in [
+        (Signal::SIGTERM, "term"),
+        (Signal::SIGINT, "int"),
+        (Signal::SIGHUP, "hup"),
+    ] {
+        let mut s = Server::initialized(&[]);
+        let (leaders, dir) = start_work(&mut s, tag);
+        s.signal(signal);
+        let status = s.wait_exit();
+        assert_eq!(status.code(), Some(128 + signal as i32), "{signal}");
+        assert_gone(&leaders);
+        assert!(
+            !dir.exists(),
+            "{signal}: the output directory was left behind"
+        );
+    }
+}
+
+#[test]
+fn a_running_call_at_the_end_of_stdin_is_stopped_and_answered() {
+    let mut s = Server::initialized(&[]);
+    let id = s.request(
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "sleep 500; : at-eof", "timeout": 500}}),
+    );
+    let leader = leader_with(s.pid(), "at-eof");
+    s.close_stdin();
+    let r = s.response(&id);
+    let (text, err) = tool_result(&r);
+    assert!(err && text.starts_with("Exit code"), "{text}");
+    assert!(s.wait_exit().success());
+    assert_gone(&[leader]);
+}
+
+fn tempdir(tag: &str) -> std::path::PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let dir = std::env::temp_dir().join(format!(
+        "bashtools-mcp-test-{tag}-{}-{nanos}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn the_server_answers_within_the_deadline_under_load() {
+    // Many calls at once, each on its own thread, all answered.
+    let mut s = Server::initialized(&[]);
+    let ids: Vec<Value> = (0..50)
+        .map(|i| {
+            s.request(
+                "tools/call",
+                json!({"name": "bash", "arguments": {"command": format!("echo n{i}")}}),
+            )
+        })
+        .collect();
+    for (i, id) in ids.iter().enumerate() {
+        let r = s.response(id);
+        assert_eq!(tool_result(&r).0, format!("n{i}"));
+    }
+}
