@@ -183,7 +183,8 @@ impl BashTools {
     /// The MCP server of these tools (SPEC section 9), made on first use;
     /// `bashtools-mcp` serves it on stdio. See [`mcp`].
     pub fn server(&self) -> &mcp::McpServer {
-        self.server.get_or_init(|| mcp::McpServer::new(self.core.clone()))
+        self.server
+            .get_or_init(|| mcp::McpServer::new(self.core.clone()))
     }
 
     /// The private directory the output files are written to (removed on drop).
