@@ -1,0 +1,246 @@
+//! The command line of `bashtools-mcp`: `--help`, `--version`, bad flags
+//! (usage on stderr, exit 2), and each option of SPEC section 3 taking
+//! effect in a served tool call.
+
+#[path = "mcp/client.rs"]
+mod client;
+
+use std::process::{Command, Output};
+
+use client::{output_path, task_id, Server, BIN};
+use serde_json::json;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run bashtools-mcp")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const EVERY_FLAG: [&str; 23] = [
+    "--working-directory",
+    "--allow",
+    "--default-timeout",
+    "--max-timeout",
+    "--output-limit",
+    "--kill-grace",
+    "--block-timeout",
+    "--monitor-timeout",
+    "--monitor-max-timeout",
+    "--monitor-min-timeout",
+    "--monitor-unattended-max-timeout",
+    "--unattended",
+    "--max-output-bytes",
+    "--no-noninteractive-env",
+    "--env",
+    "--env-remove",
+    "--batch-window-ms",
+    "--burst-limit",
+    "--line-limit",
+    "--flood-timeout",
+    "--output-root",
+    "--help",
+    "--version",
+];
+
+#[test]
+fn help_lists_every_flag_with_its_default() {
+    let out = run(&["--help"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for flag in EVERY_FLAG {
+        assert!(
+            help.lines().any(|l| l.trim_start().starts_with(flag)),
+            "{flag} missing from --help:\n{help}"
+        );
+    }
+    assert!(help.contains("(default 120)"), "{help}");
+    assert!(help.contains("(default 30000)"), "{help}");
+}
+
+#[test]
+fn version_prints_the_crate_version() {
+    let out = run(&["--version"]);
+    assert!(out.status.success());
+    assert_eq!(
+        text(&out.stdout),
+        format!("bashtools-mcp {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn bad_command_lines_print_usage_and_exit_2() {
+    let cases: [&[&str]; 9] = [
+        &["--frobnicate"],
+        &["serve"],
+        &["--default-timeout"],
+        &["--default-timeout", "soon"],
+        &["--kill-grace", "-1"],
+        &["--output-limit", "many"],
+        &["--env", "NOEQUALS"],
+        &["--unattended=yes"],
+        &["--working-directory", "/no/such/dir/anywhere"],
+    ];
+    for args in cases {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(err.starts_with("bashtools-mcp: "), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: stdout must stay clean");
+        if args[0] != "--working-directory" {
+            assert!(err.contains("usage: bashtools-mcp"), "{args:?}: {err}");
+        }
+    }
+}
+
+fn bash(s: &mut Server, command: &str) -> (String, bool) {
+    s.tool("bash", json!({"command": command}))
+}
+
+#[test]
+fn allow_working_directory_env_and_output_flags_take_effect() {
+    let dir = std::env::temp_dir().canonicalize().unwrap();
+    let dir_s = dir.to_str().unwrap();
+    let mut s = Server::start_with(
+        &[
+            "--working-directory",
+            dir_s,
+            "--allow",
+            "echo",
+            "--allow=pwd",
+            "--env",
+            "GREETING=hello there",
+            "--env-remove",
+            "DROPPED",
+            "--output-limit",
+            "20",
+        ],
+        |c| {
+            c.env("DROPPED", "still here");
+        },
+    );
+    s.initialize("2025-11-25");
+    assert_eq!(bash(&mut s, "pwd"), (dir_s.to_string(), false));
+    assert_eq!(
+        bash(&mut s, "ls"),
+        ("Command not allowed: ls".to_string(), true)
+    );
+    assert_eq!(
+        bash(&mut s, "echo \"$GREETING\" ${DROPPED-gone}"),
+        ("hello there gone".to_string(), false)
+    );
+    let (long, _) = bash(&mut s, "echo 0123456789abcdefghijklmnopqrstuvwxyz");
+    assert!(long.contains("characters truncated"), "{long}");
+}
+
+#[test]
+fn the_noninteractive_environment_can_be_turned_off() {
+    let mut s = Server::start_with(&[], |c| {
+        c.env_remove("PAGER");
+    });
+    s.initialize("2025-11-25");
+    assert_eq!(bash(&mut s, "echo $PAGER").0, "cat");
+    let mut s = Server::start_with(&["--no-noninteractive-env"], |c| {
+        c.env_remove("PAGER");
+    });
+    s.initialize("2025-11-25");
+    assert_eq!(bash(&mut s, "echo ${PAGER-unset}").0, "unset");
+}
+
+#[test]
+fn timeout_flags_take_effect() {
+    let mut s = Server::initialized(&["--default-timeout", "0.2", "--max-timeout", "0.4"]);
+    let (t, _) = bash(&mut s, "sleep 30");
+    assert!(t.contains("within its 0.2s timeout"), "{t}");
+    let (t, _) = s.tool("bash", json!({"command": "sleep 30", "timeout": 100}));
+    assert!(t.contains("within its 0.4s timeout"), "{t}");
+    let mut s = Server::initialized(&["--block-timeout", "0.2"]);
+    let (t, _) = s.tool(
+        "bash",
+        json!({"command": "sleep 30", "run_in_background": true}),
+    );
+    let id = task_id(&t, "bash");
+    let (out, _) = s.tool("bash_output", json!({"bash_id": id, "block": true}));
+    assert!(out.starts_with("<status>running</status>"), "{out}");
+}
+
+#[test]
+fn monitor_timeout_flags_take_effect() {
+    let mut s = Server::initialized(&[
+        "--monitor-timeout",
+        "2",
+        "--monitor-min-timeout",
+        "0.5",
+        "--monitor-max-timeout",
+        "3",
+    ]);
+    let start = |s: &mut Server, ms: Option<u64>| {
+        let mut args = json!({"description": "d", "command": "sleep 30"});
+        if let Some(ms) = ms {
+            args["timeout_ms"] = json!(ms);
+        }
+        s.tool("monitor", args).0
+    };
+    assert!(start(&mut s, None).contains("timeout 2000ms"));
+    assert!(start(&mut s, Some(1)).contains("timeout 500ms"));
+    assert!(start(&mut s, Some(999_999)).contains("timeout 3000ms"));
+    let mut s = Server::initialized(&["--unattended", "--monitor-unattended-max-timeout", "1"]);
+    assert!(start(&mut s, Some(999_999)).contains("timeout 1000ms"));
+}
+
+#[test]
+fn monitor_batching_flags_take_effect() {
+    let mut s = Server::initialized(&[
+        "--batch-window-ms",
+        "300",
+        "--burst-limit",
+        "2",
+        "--line-limit",
+        "5",
+        "--flood-timeout",
+        "60",
+    ]);
+    let (t, err) = s.tool(
+        "monitor",
+        json!({"description": "burst", "command": "printf 'abcdefghij\\n2\\n3\\n4\\n'; sleep 1; echo after"}),
+    );
+    assert!(!err, "{t}");
+    let mut events = String::new();
+    loop {
+        let n = s.log_message(|d| d["task_id"] == "monitor_1");
+        let data = &n["params"]["data"];
+        if data.get("status").is_some() {
+            break;
+        }
+        events.push_str(data["text"].as_str().unwrap());
+    }
+    assert!(events.contains("abcde...(truncated)"), "{events}");
+    assert!(events.contains("events suppressed"), "{events}");
+}
+
+#[test]
+fn max_output_bytes_and_output_root_take_effect() {
+    let root = std::env::temp_dir().join(format!("bashtools-mcp-root-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let mut s = Server::initialized(&[
+        "--max-output-bytes",
+        "10000",
+        "--output-root",
+        root.to_str().unwrap(),
+    ]);
+    let (t, _) = s.tool(
+        "bash",
+        json!({"command": "sleep 30", "run_in_background": true}),
+    );
+    assert!(output_path(&t).starts_with(&root), "{t}");
+    let (t, err) = s.tool("bash", json!({"command": "yes", "timeout": 60}));
+    assert!(err, "{t}");
+    assert!(t.contains("max_output_bytes"), "{t}");
+    drop(s);
+    let _ = std::fs::remove_dir_all(root);
+}
