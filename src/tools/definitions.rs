@@ -67,7 +67,7 @@ pub(crate) fn bash_output(c: &Config) -> ToolDefinition {
              expression matched per line, case-insensitively: only matching lines are returned, the others are \
              consumed. With `block: true` it waits until the shell ends or `timeout` seconds pass (default {block}, \
              at most {max}). Also takes the ID or name of another background task (a subagent) and returns its status \
-             and, once ended, its report in `<output>`.",
+             and, once ended, its report in `<output>`. An unknown ID is an error result.",
             block = seconds(c.block_timeout),
             max = seconds(c.max_timeout),
         ),
@@ -91,7 +91,8 @@ pub(crate) fn kill_shell(c: &Config) -> ToolDefinition {
         name: "kill_shell",
         description: format!(
             "Stops a background shell or monitor and everything it started: SIGTERM to its process group, SIGKILL \
-             {grace} later to whatever is left. Answers `Successfully stopped task: ID (COMMAND)`. Another running \
+             {grace} later to whatever is left. Answers `Successfully stopped task: ID (COMMAND)` once it is gone; an \
+             unknown ID, or one that is no longer running, is an error result that says so. Another running \
              background task (a subagent) is asked to stop.",
             grace = seconds(c.kill_grace),
         ),
