@@ -18,7 +18,7 @@ use crate::monitor::MonitorRun;
 use crate::outdir::OutputDir;
 use crate::reaper::reaper;
 use crate::table::{Ended, Shell, StopReason, Table};
-use crate::tasks::{Notification, TaskInfo, TaskStatus, Tasks};
+use crate::tasks::{TaskInfo, TaskStatus, Tasks};
 use crate::{cap, gate, group, spawn, texts};
 
 /// How long to wait for a group to go after SIGKILL. KILL cannot be caught,
@@ -114,40 +114,16 @@ impl Core {
     pub(crate) fn notification(&self, id: &str, status: &str) -> Option<(String, String)> {
         let inner = self.table.lock();
         let shell = &inner.shells[&inner.by_id(id)?];
-        let what = shell.description.as_deref().unwrap_or(&shell.command);
         let code = shell
             .exit_code()
             .unwrap_or(if status == "completed" { 0 } else { 1 });
-        let summary = texts::shell_summary(what, status, code);
-        let text =
-            texts::end_notification(id, shell.call.as_deref(), &shell.output, status, &summary);
-        Some((text, summary))
+        Some(Ended::with(shell, status, code)?.texts())
     }
 
     /// The end notification of a background shell (SPEC section 5).
     fn notify_end(tasks: &Tasks, ended: Ended) {
-        let summary = texts::shell_summary(&ended.what, ended.status, ended.code);
-        let text = texts::end_notification(
-            &ended.id,
-            ended.call.as_deref(),
-            &ended.output,
-            ended.status,
-            &summary,
-        );
-        let status = ended.status;
-        tasks.finish(
-            &ended.id,
-            TaskStatus::from_str(status),
-            None,
-            None,
-            |info, _| Notification {
-                recipient: info.recipient.clone(),
-                task_id: info.id.clone(),
-                text,
-                label: summary,
-                status: Some(status.to_string()),
-            },
-        );
+        let (text, label) = ended.texts();
+        tasks.finish_with(&ended.id, &ended.status, text, label);
     }
 
     /// The directory a command runs in: the call's, else the caller's, else

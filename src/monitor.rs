@@ -20,7 +20,7 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 use crate::core::Core;
 use crate::table::StopReason;
-use crate::tasks::{Notification, TaskStatus, Tasks};
+use crate::tasks::{Notification, Tasks};
 use crate::texts;
 
 /// How every monitor batches its lines (SPEC section 7).
@@ -400,19 +400,7 @@ impl MonitorRun {
             status,
             &summary,
         );
-        self.tasks.finish(
-            &self.id,
-            TaskStatus::from_str(status),
-            None,
-            None,
-            |info, _| Notification {
-                recipient: info.recipient.clone(),
-                task_id: info.id.clone(),
-                text,
-                label: summary,
-                status: Some(status.to_string()),
-            },
-        );
+        self.tasks.finish_with(&self.id, status, text, summary);
     }
 }
 

@@ -124,12 +124,18 @@ pub(crate) struct Ended {
     pub what: String,
     pub call: Option<String>,
     pub output: PathBuf,
-    pub status: &'static str,
+    pub status: String,
     pub code: i32,
 }
 
 impl Ended {
+    /// What the shell's notification says now that it has ended.
     pub(crate) fn of(shell: &Shell) -> Option<Ended> {
+        Ended::with(shell, shell.status(), shell.exit_code()?)
+    }
+
+    /// What it would say if it ended with `status` and `code`.
+    pub(crate) fn with(shell: &Shell, status: &str, code: i32) -> Option<Ended> {
         Some(Ended {
             id: shell.id.clone()?,
             what: shell
@@ -138,9 +144,22 @@ impl Ended {
                 .unwrap_or_else(|| shell.command.clone()),
             call: shell.call.clone(),
             output: shell.output.clone(),
-            status: shell.status(),
-            code: shell.exit_code()?,
+            status: status.to_string(),
+            code,
         })
+    }
+
+    /// The notification text and its label (SPEC section 5).
+    pub(crate) fn texts(&self) -> (String, String) {
+        let summary = crate::texts::shell_summary(&self.what, &self.status, self.code);
+        let text = crate::texts::end_notification(
+            &self.id,
+            self.call.as_deref(),
+            &self.output,
+            &self.status,
+            &summary,
+        );
+        (text, summary)
     }
 }
 

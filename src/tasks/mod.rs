@@ -352,6 +352,20 @@ impl Tasks {
         true
     }
 
+    /// [`finish`](Self::finish) of a shell or a monitor, whose notification
+    /// text is made by its owner: `status` is `completed`, `failed` or `killed`.
+    pub(crate) fn finish_with(&self, id: &str, status: &str, text: String, label: String) {
+        self.finish(id, TaskStatus::from_str(status), None, None, |info, _| {
+            Notification {
+                recipient: info.recipient.clone(),
+                task_id: info.id.clone(),
+                text,
+                label,
+                status: Some(status.to_string()),
+            }
+        });
+    }
+
     /// Asks a running entry to stop. `Ok(description)` when it was asked;
     /// `Err(text)` when it is unknown, not running, or its stop panicked.
     pub(crate) fn request_stop(&self, id_or_name: &str) -> Result<(String, String), String> {
