@@ -122,13 +122,16 @@ async function session(era) {
     check(`${label}: bash background`, id !== "" && r.isError === false, r);
   });
   let seen = "";
-  for (let i = 0; i < 100 && !seen.includes("started"); i++) {
-    attempt(`${label}: bash_output`, () => {
+  let error = "";
+  for (let i = 0; i < 100 && !seen.includes("started") && !error; i++) {
+    try {
       seen += text(call("bash_output", { bash_id: id }));
-    });
+    } catch (e) {
+      error = String(e.stderr || e.message || e);
+    }
     if (!seen.includes("started")) await sleep(100);
   }
-  check(`${label}: bash_output`, seen.startsWith("<status>running</status>") && seen.includes("started"), seen);
+  check(`${label}: bash_output`, seen.startsWith("<status>running</status>") && seen.includes("started"), error || seen);
 
   // The end of the shell arrives as a notifications/message on the tail.
   const tail = spawn(join(nodeBin, "mcpdo"), ["--format", "json", `@${conn}`, "logging/tail"], { env });
@@ -150,16 +153,18 @@ async function session(era) {
 
   // A shell still running when the connection closes must not survive it.
   const marker = `interop-leftover-${era}`;
-  attempt(`${label}: disconnect stops the shells`, () => {
-    call("bash", { command: `sleep 300; : ${marker}`, run_in_background: true });
+  try {
+    const r = call("bash", { command: `sleep 300; : ${marker}`, run_in_background: true });
     run("mcpdo", ["disconnect", conn]);
-  });
-  let left = processesWith(marker);
-  for (let i = 0; i < 200 && left.length > 0; i++) {
-    await sleep(100);
-    left = processesWith(marker);
+    let left = processesWith(marker);
+    for (let i = 0; i < 200 && left.length > 0; i++) {
+      await sleep(100);
+      left = processesWith(marker);
+    }
+    check(`${label}: disconnect stops the shells`, r.isError === false && left.length === 0, `left: ${left}; ${text(r)}`);
+  } catch (e) {
+    check(`${label}: disconnect stops the shells`, false, String(e.stderr || e.message || e));
   }
-  check(`${label}: disconnect stops the shells`, left.length === 0, `left: ${left}`);
 }
 
 try {
