@@ -484,6 +484,17 @@ mod tests {
     }
 
     #[test]
+    fn a_burst_holds_no_more_than_the_burst_limit() {
+        let t0 = Instant::now();
+        let mut b = Batcher::new(opts());
+        for i in 0..100_000 {
+            b.push(format!("line {i}"), t0);
+            assert!(b.lines.len() <= 3);
+        }
+        assert_eq!(b.suppressed, 99_997);
+    }
+
+    #[test]
     fn the_count_is_sent_at_the_end_if_nothing_follows() {
         let t0 = Instant::now();
         let mut b = Batcher::new(opts());
