@@ -5,8 +5,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 use std::time::Duration;
 
 use bashtools::{BashTools, ToolResult};
@@ -20,33 +19,6 @@ const NOT_AN_OBJECT: &str = "Invalid input: the arguments must be a JSON object"
 const STOPPED: &str =
     "The shell tools have been stopped (stop_all): no command can be started or read";
 const VALIDATOR_PANICKED: &str = "Command denied (the validator failed)";
-
-/// A fresh directory of this test's own, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "bashtools-bad-input-{}-{}-{name}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir.canonicalize().unwrap())
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 #[track_caller]
 fn assert_error(r: &ToolResult, text: &str) {

@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bashtools::{BashTools, Caller};
@@ -13,33 +11,6 @@ use common::*;
 use serde_json::json;
 
 const CAP_TEXT: &str = "[The command was stopped: its output passed the limit of";
-
-/// A fresh directory of this test's own, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "bashtools-leaks-{}-{}-{name}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Waits until a command has written its `$$` (and a newline) to `file`.
 fn read_pid(file: &std::path::Path) -> u32 {

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bashtools::{BashTools, Builder, Caller};
@@ -126,4 +128,31 @@ pub fn live_in_group(pgid: u32) -> Vec<u32> {
         .filter(|&(_, _, pgrp, state)| pgrp == pgid && state != 'Z' && state != 'X')
         .map(|(pid, ..)| pid)
         .collect()
+}
+
+/// A fresh directory of a test's own (canonical path), removed when dropped.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "bashtools-test-{}-{}-{name}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir.canonicalize().unwrap())
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
