@@ -145,6 +145,16 @@ fn now_ns() -> u128 {
         .as_nanos()
 }
 
+/// The nanosecond timestamp a command printed as the first line of its
+/// `bash_output` stdout.
+fn stamp_in(text: &str) -> u128 {
+    text.split("<stdout>\n")
+        .nth(1)
+        .and_then(|s| s.lines().next())
+        .and_then(|s| s.trim().parse().ok())
+        .expect("a timestamp")
+}
+
 fn tools() -> BashTools {
     BashTools::builder().build().expect("tools")
 }
@@ -248,13 +258,7 @@ fn block_latency(mode: &Mode) {
         let id = format!("bash_{}", i + 1);
         let r = t.bash_output(&json!({"bash_id": id, "block": true, "timeout": 60}));
         let back = now_ns();
-        let printed: u128 = r
-            .text
-            .split("<stdout>\n")
-            .nth(1)
-            .and_then(|s| s.lines().next())
-            .and_then(|s| s.trim().parse().ok())
-            .expect("a timestamp");
+        let printed = stamp_in(&r.text);
         lat.push(Duration::from_nanos((back.saturating_sub(printed)) as u64));
     }
     let s = stats(lat);
@@ -291,13 +295,7 @@ fn notify_latency(mode: &Mode) {
         let back = now_ns();
         assert_eq!(note.task_id, id);
         let out = t.bash_output(&json!({"bash_id": id}));
-        let printed: u128 = out
-            .text
-            .split("<stdout>\n")
-            .nth(1)
-            .and_then(|s| s.lines().next())
-            .and_then(|s| s.trim().parse().ok())
-            .expect("a timestamp");
+        let printed = stamp_in(&out.text);
         lat.push(Duration::from_nanos(back.saturating_sub(printed) as u64));
     }
     let s = stats(lat);
