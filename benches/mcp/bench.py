@@ -1,0 +1,172 @@
+"""Round-trip latency of one shell command over MCP stdio, against running it
+directly, for bashtools-mcp and other MCP shell servers.
+
+For each server: start it, do the initialize handshake, warm up, then time
+N sequential `tools/call`s of its shell tool running `echo hi`, from writing
+the request line to reading its response line. The baseline is the same
+driver running `bash -c 'echo hi'` itself with subprocess. Each answer is
+checked for `hi`; answers without it are counted (a server that returns
+before the command's output has arrived is fast but not done).
+
+Usage: python bench.py --bashtools BIN [--desktop-commander BIN] [--mcp-shell-server BIN] [-n 500]
+Prints a Markdown table (median, p99, and each median's ratio to the direct run).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+WARMUP = 20
+
+
+class StdioServer:
+    def __init__(self, argv, env=None):
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+        )
+        self.next_id = 0
+
+    def send(self, message):
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method, params):
+        self.next_id += 1
+        rid = self.next_id
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"server closed its stdout during {method}")
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue  # a server that logs to stdout: not a message
+            if message.get("id") == rid and "method" not in message:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message["result"]
+
+    def initialize(self):
+        self.request(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+        )
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def close(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def text_of(result):
+    return "".join(c.get("text", "") for c in result.get("content", []))
+
+
+def measure(n, once):
+    """Times `n` calls of `once` (after a warm-up); returns the samples and
+    how many answers did not hold the command's output."""
+    for _ in range(WARMUP):
+        once()
+    samples = []
+    missed = 0
+    for _ in range(n):
+        t0 = time.perf_counter()
+        ok = once()
+        samples.append(time.perf_counter() - t0)
+        missed += not ok
+    return samples, missed
+
+
+def bench_server(n, argv, tool, arguments, env=None):
+    server = StdioServer(argv, env)
+    try:
+        server.initialize()
+
+        def once():
+            result = server.request("tools/call", {"name": tool, "arguments": arguments})
+            if result.get("isError"):
+                raise RuntimeError(f"{tool} failed: {result}")
+            return "hi" in text_of(result)
+
+        return measure(n, once)
+    finally:
+        server.close()
+
+
+def bench_direct(n):
+    def once():
+        out = subprocess.run(["bash", "-c", "echo hi"], capture_output=True, check=True).stdout
+        return out == b"hi\n"
+
+    return measure(n, once)
+
+
+def p99(samples):
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bashtools", required=True)
+    ap.add_argument("--desktop-commander")
+    ap.add_argument("--mcp-shell-server")
+    ap.add_argument("-n", type=int, default=500)
+    a = ap.parse_args()
+
+    rows = [("direct `bash -c 'echo hi'` (subprocess)", bench_direct(a.n))]
+    rows.append(
+        (
+            "bashtools-mcp (`bash`)",
+            bench_server(a.n, [a.bashtools], "bash", {"command": "echo hi"}),
+        )
+    )
+    if a.desktop_commander:
+        rows.append(
+            (
+                "desktop-commander (`start_process`)",
+                bench_server(
+                    a.n,
+                    ["node", a.desktop_commander],
+                    "start_process",
+                    {"command": "echo hi", "timeout_ms": 10000},
+                ),
+            )
+        )
+    if a.mcp_shell_server:
+        rows.append(
+            (
+                "mcp-shell-server (`shell_execute`)",
+                bench_server(
+                    a.n,
+                    [a.mcp_shell_server],
+                    "shell_execute",
+                    {"command": ["echo", "hi"]},
+                    env={"ALLOW_COMMANDS": "echo"},
+                ),
+            )
+        )
+
+    base = statistics.median(rows[0][1][0])
+    print(f"{a.n} sequential calls each, after {WARMUP} warm-up calls; times in milliseconds.\n")
+    print("| what | median | p99 | median / direct | answers without the output |")
+    print("|---|---:|---:|---:|---:|")
+    for name, (samples, missed) in rows:
+        med = statistics.median(samples)
+        print(f"| {name} | {med * 1e3:.2f} | {p99(samples) * 1e3:.2f} | {med / base:.2f}× | {missed} |")
+
+if __name__ == "__main__":
+    sys.exit(main())
