@@ -1,9 +1,9 @@
 """Round-trip latency of one shell command over MCP stdio, against running it
 directly, for bashtools-mcp and other MCP shell servers.
 
-For each server: start it, do the initialize handshake, warm up, then time
-N sequential `tools/call`s of its shell tool running `echo hi`, from writing
-the request line to reading its response line. The baseline is the same
+Every server is started and through the initialize handshake, then all are
+timed in turn, call by call, N `tools/call`s of each one's shell tool running
+`echo hi`, from writing the request line to reading its response line. The baseline is the same
 driver running `bash -c 'echo hi'` itself with subprocess. Each answer is
 checked for `hi`; answers without it are counted (a server that returns
 before the command's output has arrived is fast but not done).
@@ -75,43 +75,51 @@ def text_of(result):
     return "".join(c.get("text", "") for c in result.get("content", []))
 
 
-def measure(n, once):
-    """Times `n` calls of `once` (after a warm-up); returns the samples and
-    how many answers did not hold the command's output."""
-    for _ in range(WARMUP):
-        once()
-    samples = []
-    missed = 0
-    for _ in range(n):
+class Target:
+    """One thing to time: `once()` runs one call and says whether its answer
+    held the command's output."""
+
+    def __init__(self, name, once, close=lambda: None):
+        self.name, self.once, self.close = name, once, close
+        self.samples, self.missed = [], 0
+
+    def time_one(self):
         t0 = time.perf_counter()
-        ok = once()
-        samples.append(time.perf_counter() - t0)
-        missed += not ok
-    return samples, missed
+        ok = self.once()
+        self.samples.append(time.perf_counter() - t0)
+        self.missed += not ok
 
 
-def bench_server(n, argv, tool, arguments, env=None):
+def server_target(name, argv, tool, arguments, env=None):
     server = StdioServer(argv, env)
-    try:
-        server.initialize()
+    server.initialize()
 
-        def once():
-            result = server.request("tools/call", {"name": tool, "arguments": arguments})
-            if result.get("isError"):
-                raise RuntimeError(f"{tool} failed: {result}")
-            return "hi" in text_of(result)
+    def once():
+        result = server.request("tools/call", {"name": tool, "arguments": arguments})
+        if result.get("isError"):
+            raise RuntimeError(f"{tool} failed: {result}")
+        return "hi" in text_of(result)
 
-        return measure(n, once)
-    finally:
-        server.close()
+    return Target(name, once, server.close)
 
 
-def bench_direct(n):
+def direct_target():
     def once():
         out = subprocess.run(["bash", "-c", "echo hi"], capture_output=True, check=True).stdout
         return out == b"hi\n"
 
-    return measure(n, once)
+    return Target("direct `bash -c 'echo hi'` (subprocess)", once)
+
+
+def run(targets, n):
+    """Warms every target up, then times them in turn, call by call, so the
+    drift of a shared machine hits all of them alike."""
+    for t in targets:
+        for _ in range(WARMUP):
+            t.once()
+    for _ in range(n):
+        for t in targets:
+            t.time_one()
 
 
 def p99(samples):
@@ -127,46 +135,40 @@ def main():
     ap.add_argument("-n", type=int, default=500)
     a = ap.parse_args()
 
-    rows = [("direct `bash -c 'echo hi'` (subprocess)", bench_direct(a.n))]
-    rows.append(
-        (
-            "bashtools-mcp (`bash`)",
-            bench_server(a.n, [a.bashtools], "bash", {"command": "echo hi"}),
-        )
-    )
-    if a.desktop_commander:
-        rows.append(
-            (
-                "desktop-commander (`start_process`)",
-                bench_server(
-                    a.n,
+    targets = [direct_target()]
+    try:
+        targets.append(server_target("bashtools-mcp (`bash`)", [a.bashtools], "bash", {"command": "echo hi"}))
+        if a.desktop_commander:
+            targets.append(
+                server_target(
+                    "desktop-commander (`start_process`)",
                     ["node", a.desktop_commander],
                     "start_process",
                     {"command": "echo hi", "timeout_ms": 10000},
-                ),
+                )
             )
-        )
-    if a.mcp_shell_server:
-        rows.append(
-            (
-                "mcp-shell-server (`shell_execute`)",
-                bench_server(
-                    a.n,
+        if a.mcp_shell_server:
+            targets.append(
+                server_target(
+                    "mcp-shell-server (`shell_execute`)",
                     [a.mcp_shell_server],
                     "shell_execute",
                     {"command": ["echo", "hi"]},
                     env={"ALLOW_COMMANDS": "echo"},
-                ),
+                )
             )
-        )
+        run(targets, a.n)
+    finally:
+        for t in targets:
+            t.close()
 
-    base = statistics.median(rows[0][1][0])
-    print(f"{a.n} sequential calls each, after {WARMUP} warm-up calls; times in milliseconds.\n")
+    base = statistics.median(targets[0].samples)
+    print(f"{a.n} calls each, interleaved call by call, after {WARMUP} warm-up calls; times in milliseconds.\n")
     print("| what | median | p99 | median / direct | answers without the output |")
     print("|---|---:|---:|---:|---:|")
-    for name, (samples, missed) in rows:
-        med = statistics.median(samples)
-        print(f"| {name} | {med * 1e3:.2f} | {p99(samples) * 1e3:.2f} | {med / base:.2f}× | {missed} |")
+    for t in targets:
+        med = statistics.median(t.samples)
+        print(f"| {t.name} | {med * 1e3:.2f} | {p99(t.samples) * 1e3:.2f} | {med / base:.2f}× | {t.missed} |")
 
 if __name__ == "__main__":
     sys.exit(main())
