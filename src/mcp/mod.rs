@@ -95,6 +95,10 @@ impl McpServer {
     /// once every shell and monitor has been stopped and the calls still
     /// running have answered (or a few seconds passed).
     ///
+    /// One client per [`BashTools`](crate::BashTools): once `serve` has
+    /// returned, the tools refuse new commands, as after
+    /// [`stop_all`](crate::BashTools::stop_all).
+    ///
     /// # Errors
     /// Reading `input` failed; the shells are stopped all the same.
     pub fn serve(
