@@ -167,15 +167,15 @@ pub(crate) fn initialize_result(version: &str, instructions: &str) -> Value {
 /// configured differently.
 const TTL_MS: u64 = 3_600_000;
 
-/// The result of `server/discover` (2026-07-28), stateless form included.
+/// The result of `server/discover` (2026-07-28), before [`stateless`].
 pub(crate) fn discover_result(instructions: &str) -> Value {
-    stateless(json!({
+    json!({
         "supportedVersions": supported_versions(),
         "capabilities": capabilities(),
         "instructions": instructions,
         "ttlMs": TTL_MS,
         "cacheScope": "private",
-    }))
+    })
 }
 
 /// The cache fields 2026-07-28 requires on `tools/list`.

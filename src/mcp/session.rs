@@ -119,45 +119,52 @@ impl<'a> Session<'a> {
             Ok(era) => era,
             Err(e) => return self.out.send(&jsonrpc::error(&id, &e)),
         };
-        let answer = match method {
-            "initialize" => Ok(self.initialize(&params)),
-            "ping" => Ok(json!({})),
-            "server/discover" => {
-                return self.out.send(&jsonrpc::result(
-                    &id,
-                    protocol::discover_result(&self.server.instructions),
-                ))
+        if method == "tools/call" {
+            return match self.ready(era) {
+                Ok(()) => self.call(id, params, era),
+                Err(e) => self.out.send(&jsonrpc::error(&id, &e)),
+            };
+        }
+        let message = match self.answer(method, &params, era) {
+            // `server/discover` belongs to the stateless revision: its result
+            // has that form whichever way it was asked.
+            Ok(result) if method == "server/discover" || era != Era::Classic => {
+                jsonrpc::result(&id, protocol::stateless(result))
             }
-            "tools/list" | "tools/call" | "logging/setLevel" => match self.ready(era) {
-                Err(e) => Err(e),
-                Ok(()) => match method {
-                    "tools/list" => {
-                        let list = json!({"tools": tools::list(&self.server.core.config)});
-                        Ok(match era {
-                            Era::Classic => list,
-                            Era::Stateless { .. } => protocol::cacheable(list),
-                        })
-                    }
-                    "tools/call" => return self.call(id, params, era),
-                    _ => self.set_level(&params),
-                },
-            },
+            Ok(result) => jsonrpc::result(&id, result),
+            Err(e) => jsonrpc::error(&id, &e),
+        };
+        self.out.send(&message);
+    }
+
+    /// The result of every request but `tools/call`, which answers later.
+    fn answer(
+        &mut self,
+        method: &str,
+        params: &Map<String, Value>,
+        era: Era,
+    ) -> Result<Value, RpcError> {
+        match method {
+            "initialize" => Ok(self.initialize(params)),
+            "ping" => Ok(json!({})),
+            "server/discover" => Ok(protocol::discover_result(&self.server.instructions)),
+            "tools/list" => {
+                self.ready(era)?;
+                let list = json!({"tools": tools::list(&self.server.core.config)});
+                Ok(match era {
+                    Era::Classic => list,
+                    Era::Stateless { .. } => protocol::cacheable(list),
+                })
+            }
+            "logging/setLevel" => {
+                self.ready(era)?;
+                self.set_level(params)
+            }
             _ => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("Method not found: {method}"),
             )),
-        };
-        let message = match answer {
-            Ok(result) => jsonrpc::result(
-                &id,
-                match era {
-                    Era::Classic => result,
-                    Era::Stateless { .. } => protocol::stateless(result),
-                },
-            ),
-            Err(e) => jsonrpc::error(&id, &e),
-        };
-        self.out.send(&message);
+        }
     }
 
     /// Classic requests need the handshake first; stateless ones carry
