@@ -18,6 +18,40 @@
 //! # Ok::<(), bashtools::Error>(())
 //! ```
 //!
+//! ## Background work and notifications
+//!
+//! A command still running at its timeout (seconds) is not killed: it moves
+//! to the background as `bash_N`. With a [`Tasks`] registry its end is
+//! delivered, once, as a `<task-notification>` to the recipient of the call
+//! that started it.
+//!
+//! ```
+//! use std::time::Duration;
+//! use bashtools::{BashTools, Caller, Tasks};
+//! use serde_json::json;
+//!
+//! let tasks = Tasks::new();
+//! let inbox = tasks.subscribe("main");
+//! let tools = BashTools::builder().tasks(tasks.clone()).build()?;
+//!
+//! let r = tools.bash(&json!({"command": "sleep 0.2; echo late", "timeout": 0.05}),
+//!                    &Caller::default().call("toolu_1"));
+//! assert!(r.text.contains("moved to the background (ID: bash_1)"));
+//!
+//! let n = inbox.recv_timeout(Duration::from_secs(30)).unwrap();
+//! assert_eq!(n.task_id, "bash_1");
+//! assert!(n.text.contains("<status>completed</status>"));
+//!
+//! let r = tools.bash_output(&json!({"bash_id": "bash_1"}));
+//! assert!(r.text.contains("<stdout>\nlate\n</stdout>"));
+//! # Ok::<(), bashtools::Error>(())
+//! ```
+//!
+//! A monitor ([`BashTools::monitor`]) turns each batch of a command's stdout
+//! lines into a notification; [`BashTools::async_tools`] gives the tools to
+//! an agent loop that must not block; [`BashTools::server`] serves them over
+//! MCP (the `bashtools-mcp` binary).
+//!
 //! ## How it works
 //! - Every command runs as `bash -c COMMAND` in a process group of its own,
 //!   stdin from `/dev/null`, stdout and stderr into one file in a private
