@@ -8,31 +8,56 @@
 //! `<(…)`/`>(…)` wherever they appear (arguments, quotes, assignments, redirections,
 //! here-document bodies, `${…}`, arithmetic).
 //!
-//! The parser does not try to accept everything bash accepts. Whatever it cannot read
-//! with confidence is refused: refusing too much costs the agent a retry, refusing too
-//! little runs a command nobody allowed. Refused as unsupported (with the parse-error
-//! text): function definitions (`f() {…}`, `function f`), `coproc`, `${…@P}` (prompt
-//! expansion runs substitutions stored in a variable), `!(…)` (an extglob pattern once
-//! `extglob` is on), nesting deeper than [`MAX_DEPTH`], here-document delimiters other than
-//! plain words, a here-document whose body bash would read somewhere we cannot follow, and
-//! `name[…]` subscripts holding blanks or operators in positions where bash may read them
-//! either as one word or as several.
+//! The parser does not try to accept everything bash accepts. Where bash could read a
+//! line differently from it, the line is refused: refusing too much costs the agent a
+//! retry, refusing too little runs a command nobody allowed. Refused as unsupported,
+//! with the parse-error text:
+//! - function definitions (`f() {…}`, `function f`) and `coproc`;
+//! - nesting deeper than 64 levels;
+//! - `${…@P}` (prompt expansion runs substitutions stored in a variable), `$"…"`
+//!   (translated through a catalog chosen at run time), `!(…)` (an extglob pattern);
+//! - `>&word` / `<&word` onto anything but a descriptor (bash expands the word twice);
+//! - here-document delimiters other than a plain word, quoted or not as a whole, a
+//!   here-document whose body would start inside a nested substitution or array, and,
+//!   inside `$(…)`, a body line that starts with the delimiter (bash 5.2 may end the
+//!   body at `EOF )` and run the rest of the line);
+//! - a backslash-newline that joins two characters (`l\<newline>s`, `$\<newline>(`):
+//!   bash removes it before reading tokens; between words it is a blank and fine;
+//! - `$((…))` that bash might run as commands rather than evaluate, and a `$((` that is
+//!   not arithmetic where bash would end it elsewhere than the parser does;
+//! - `name[…]` holding blanks or operators where bash may read it as one subscript,
+//!   `a=(…)x`, a comment, `;` or newline inside `[[ … ]]`;
+//! - what bash before 5.2 reads differently inside `$(…)`, which it scans as text
+//!   rather than parses: `case`, a comment not after a blank (or any comment inside
+//!   `"$(…)"`), two here-documents on one line;
+//! - bash 5.3's `${ cmd; }` and `${| cmd; }`, which run commands.
 //!
-//! `[[ … ]]` is not given its own grammar: `[[` is a command word that must be listed
-//! like any other, and substitutions in its operands are checked.
+//! `[[ … ]]` gets no grammar of its own: `[[` is a command word that must be listed like
+//! any other, and substitutions in its operands are checked.
 //!
-//! Known gaps, all about values that only exist at run time: bash evaluates array
-//! subscripts found in variable values in arithmetic contexts (`x='a[$(cmd)]'; echo
-//! $((x))`, also `${!x}`, `[[ $x -eq 1 ]]`), and a listed word may itself run code
-//! (`eval`, `env`, `xargs`, `bash`, `git -c core.pager=…`, `trap`, ...). The gate decides
-//! which command words start; it is not a sandbox.
+//! Beyond the documented contract, a few builtins are looked into because listing them
+//! would otherwise reach what a prefix assignment may not: `export`/`declare`/`read`/…
+//! naming a forbidden variable, `set -k`, `set -o posix`, `mapfile -C`, `hash -p`, and
+//! subscripts in quoted arguments that name-taking builtins evaluate
+//! (`[ -v 'a[$(cmd)]' ]` runs cmd).
+//!
+//! The reading follows bash 5.2 and was checked against it by running lines the gate
+//! accepts under a bash that records every command it starts.
+//!
+//! Known gaps: bash evaluates array subscripts found in variable values at run time
+//! (`x='a[$(cmd)]'; echo $((x))`, `${!x}`, `[[ $x -eq 1 ]]`, `declare -a "x=($y)"`); a
+//! listed word may itself run code (`eval`, `env`, `xargs`, `bash`, `trap`,
+//! `git -c core.pager=…`), and so may the environment variables its program reads
+//! (`GIT_SSH_COMMAND=… git fetch`, `PAGER`, `NODE_OPTIONS`), which only the bash-level
+//! ones above are refused for; a listed relative path (`./build.sh`) depends on the
+//! directory. The gate decides which command words start; it is not a sandbox.
 
 use std::mem;
 
 /// Nesting depth (lists, substitutions, expansions) beyond which a line is refused. The
 /// parser is recursive, so without a cap a line of a few thousand `$(` would overflow the
 /// stack instead of being refused.
-pub const MAX_DEPTH: usize = 64;
+const MAX_DEPTH: usize = 64;
 
 /// How many times the parser may re-read text that turned out not to be arithmetic
 /// (`$((cmd) …)`). Each re-read can nest another, so an unbounded number could take
@@ -46,49 +71,16 @@ const LIST_ENDS: [&str; 8] = ["then", "elif", "else", "fi", "do", "done", "esac"
 
 /// Builtins that evaluate array subscripts inside their arguments (`-v name`, names to
 /// read into or declare, arithmetic operands).
-const EVALUATES_NAMES: [&str; 20] = [
-    "[",
-    "test",
-    "declare",
-    "typeset",
-    "local",
-    "export",
-    "readonly",
-    "read",
-    "mapfile",
-    "readarray",
-    "printf",
-    "unset",
-    "let",
-    "getopts",
-    "wait",
-    "shift",
-    "exit",
-    "return",
-    "break",
-    "continue",
-];
+const EVALUATES_NAMES: &str = "[ test declare typeset local export readonly read mapfile \
+    readarray printf unset let getopts wait shift exit return break continue";
 
 /// Variables whose assignment changes which program a command word runs or how bash
 /// reads the rest of the line. Beyond the documented list: `BASH_CMDS` (the command
 /// hash table), `BASH_ALIASES` and `EXECIGNORE` change what a word runs as `PATH` does;
 /// `POSIXLY_CORRECT` and `BASH_COMPAT` change how later lines are parsed; `GCONV_PATH`
 /// loads code into programs as `LD_PRELOAD` does.
-const FORBIDDEN_VARIABLES: [&str; 13] = [
-    "PATH",
-    "IFS",
-    "BASH_ENV",
-    "ENV",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "PS4",
-    "BASH_CMDS",
-    "BASH_ALIASES",
-    "EXECIGNORE",
-    "POSIXLY_CORRECT",
-    "BASH_COMPAT",
-    "GCONV_PATH",
-];
+const FORBIDDEN_VARIABLES: &str = "PATH IFS BASH_ENV ENV SHELLOPTS BASHOPTS PS4 \
+    BASH_CMDS BASH_ALIASES EXECIGNORE POSIXLY_CORRECT BASH_COMPAT GCONV_PATH";
 
 /// Checks every simple command of `line` against `allowed`.
 /// Ok(()) when all are allowed; Err(text) with the exact refusal text otherwise.
@@ -133,29 +125,24 @@ enum Check {
 struct ParseError;
 type PResult<T> = Result<T, ParseError>;
 
-/// What scanning a word collects: its quote-removed value, whether that value is a
-/// plain literal, and the checks of the substitutions inside it.
-struct WordBuf {
-    value: String,
-    literal: bool,
-    inner: Vec<Check>,
-}
-
-impl WordBuf {
-    fn new() -> Self {
-        WordBuf {
-            value: String::new(),
-            literal: true,
-            inner: Vec::new(),
-        }
-    }
-}
-
+/// What scanning a word collects: its text as written, its value after quote removal,
+/// whether that value is a plain literal, and the checks of the substitutions inside.
 struct Word {
     raw: String,
     value: String,
     literal: bool,
     inner: Vec<Check>,
+}
+
+impl Word {
+    fn new() -> Self {
+        Word {
+            raw: String::new(),
+            value: String::new(),
+            literal: true,
+            inner: Vec::new(),
+        }
+    }
 }
 
 /// How `[` is read in a word. bash reads `name[…]` as one subscript, blanks and all,
@@ -188,6 +175,10 @@ struct Parser {
     /// An enclosing level has pending here-documents: a newline here would make it
     /// ambiguous where their bodies start, so it is refused.
     outer_pending: bool,
+    /// How many `$(…)`, `<(…)` or `>(…)` enclose the cursor, and how many of those are
+    /// inside double quotes.
+    in_substitution: usize,
+    in_quoted_substitution: usize,
 }
 
 impl Parser {
@@ -199,6 +190,8 @@ impl Parser {
             retries,
             pending: Vec::new(),
             outer_pending,
+            in_substitution: 0,
+            in_quoted_substitution: 0,
         }
     }
 
@@ -335,7 +328,6 @@ impl Parser {
 
     // ----- blanks, comments, newlines ---------------------------------------------------
 
-    /// Blanks and backslash-newline continuations between tokens.
     /// Blanks between tokens, and backslash-newline continuations that stand for one.
     /// bash removes a continuation before it reads tokens, so one between two
     /// characters joins them (`&\<newline>&` is `&&`); such a one is left for the word
@@ -366,19 +358,32 @@ impl Parser {
     }
 
     /// A `#` at the start of a token comments out the rest of the line. A backslash at
-    /// its end does not continue it (bash runs the next line).
-    fn skip_comment(&mut self) {
-        if self.peek() == Some('#') {
-            while !matches!(self.peek(), None | Some('\n')) {
-                self.advance(1);
-            }
+    /// its end does not continue it (bash runs the next line). Inside `$(…)`, bash before
+    /// 5.2 knows a comment only after a blank or a newline, and none at all inside
+    /// `"$(…)"`, so `$(a;# )` ends at that `)` for it; such comments are refused.
+    fn skip_comment(&mut self) -> PResult<()> {
+        if self.peek() != Some('#') {
+            return Ok(());
         }
+        let before = self.pos.checked_sub(1).and_then(|i| self.chars.get(i));
+        let after_blank = matches!(before, Some(' ' | '\t' | '\n'));
+        let opens = self.pos >= 2 && self.chars.get(self.pos - 1) == Some(&'(') && {
+            matches!(self.chars.get(self.pos - 2), Some('$' | '<' | '>'))
+        };
+        let quoted = self.in_quoted_substitution > 0; // no comments at all in `"$(…)"`
+        if quoted || (self.in_substitution > 0 && !after_blank && !opens) {
+            return Err(ParseError);
+        }
+        while !matches!(self.peek(), None | Some('\n')) {
+            self.advance(1);
+        }
+        Ok(())
     }
 
     fn skip_linebreaks(&mut self, out: &mut Vec<Check>) -> PResult<()> {
         loop {
             self.skip_blanks();
-            self.skip_comment();
+            self.skip_comment()?;
             if self.peek() != Some('\n') {
                 return Ok(());
             }
@@ -403,31 +408,48 @@ impl Parser {
     fn read_heredoc(&mut self, doc: &Heredoc, out: &mut Vec<Check>) -> PResult<()> {
         let mut body = Vec::new();
         loop {
-            if self.pos >= self.chars.len() {
-                return Err(ParseError);
-            }
-            let start = self.pos;
-            let end = self.find_from(start, '\n').unwrap_or(self.chars.len());
-            self.pos = (end + 1).min(self.chars.len());
-            let mut line = self.chars.get(start..end).unwrap_or_default();
+            let mut line = self.heredoc_line(doc.expand)?;
             if doc.strip_tabs {
-                while let ['\t', rest @ ..] = line {
-                    line = rest;
-                }
+                let tabs = line.iter().take_while(|&&c| c == '\t').count();
+                line.drain(..tabs);
             }
-            if line == doc.delim.as_slice() {
+            if line == doc.delim {
                 break;
             }
-            if doc.expand {
-                body.extend_from_slice(line);
-                body.push('\n');
+            if self.in_substitution > 0 && line.starts_with(&doc.delim) {
+                // Inside `$(…)` bash 5.2 may end the body at such a line (`EOF )`) and
+                // read the rest of it as commands.
+                return Err(ParseError);
             }
+            body.extend(line);
+            body.push('\n');
         }
         if doc.expand {
             let checks = self.scan_text(body)?;
             out.extend(checks);
         }
         Ok(())
+    }
+
+    /// One line of a here-document body. In an expanded body bash joins a line ending
+    /// in an unescaped backslash to the next one before comparing it with the delimiter
+    /// (`EO\<newline>F` ends the body), so this does too.
+    fn heredoc_line(&mut self, expand: bool) -> PResult<Vec<char>> {
+        if self.pos >= self.chars.len() {
+            return Err(ParseError); // no delimiter line
+        }
+        let mut line = Vec::new();
+        loop {
+            let start = self.pos;
+            let end = self.find_from(start, '\n').unwrap_or(self.chars.len());
+            self.pos = (end + 1).min(self.chars.len());
+            line.extend_from_slice(self.chars.get(start..end).unwrap_or_default());
+            let backslashes = line.iter().rev().take_while(|&&c| c == '\\').count();
+            if !expand || backslashes % 2 == 0 || end == self.chars.len() {
+                return Ok(line);
+            }
+            line.pop();
+        }
     }
 
     // ----- lists, pipelines, commands ---------------------------------------------------
@@ -446,7 +468,7 @@ impl Parser {
             }
             self.parse_and_or(out)?;
             self.skip_blanks();
-            self.skip_comment();
+            self.skip_comment()?;
             match self.peek() {
                 Some(';') if matches!(self.peek_at(1), Some(';' | '&')) => return Ok(()),
                 Some(';' | '&') => self.advance(1),
@@ -576,12 +598,14 @@ impl Parser {
             if self.peek() == Some('#') || !self.at_word() {
                 break;
             }
+            let start = self.pos;
             let mut word = self.scan_word(mode)?.ok_or(ParseError)?;
             empty = false;
             inner.append(&mut word.inner);
             let forbidden = assignment_name(&word.raw).map(is_forbidden_name);
             if forbidden.is_some() && word.raw.ends_with('=') && self.peek() == Some('(') {
                 self.scan_array(&mut inner)?;
+                word.raw = self.text_from(start);
             }
             match (&command, forbidden) {
                 (None, Some(true)) => outer.push(Check::Refuse(word.raw)),
@@ -601,9 +625,9 @@ impl Parser {
             return Err(ParseError);
         }
         if let Some(Some(name)) = &command {
-            let raws: Vec<String> = args.iter().map(|a| a.raw.clone()).collect();
+            let raws: Vec<&str> = args.iter().map(|a| a.raw.as_str()).collect();
             outer.extend(builtin_refusals(name, &raws));
-            if EVALUATES_NAMES.contains(&name.as_str()) {
+            if EVALUATES_NAMES.split_whitespace().any(|b| b == name) {
                 for arg in &args {
                     inner.extend(self.subscript_substitutions(arg)?);
                 }
@@ -630,7 +654,7 @@ impl Parser {
         self.advance(1);
         loop {
             self.skip_blanks();
-            self.skip_comment();
+            self.skip_comment()?;
             match self.peek() {
                 // bash reads `a=(x)y` as one word; refuse rather than follow it there.
                 Some(')') if self.peek_at(1).is_some_and(|c| !is_meta(c)) => {
@@ -665,6 +689,16 @@ impl Parser {
         let Some((prefix, op)) = self.redirect_operator() else {
             return Ok(false);
         };
+        let fd_name: String = self
+            .chars
+            .iter()
+            .skip(self.pos + 1)
+            .take(prefix.saturating_sub(2))
+            .collect();
+        if self.peek() == Some('{') && is_forbidden_name(&fd_name) {
+            // `{NAME}>file` stores the descriptor's number in NAME.
+            inner.push(Check::Refuse(format!("{{{fd_name}}}{op}")));
+        }
         self.advance(prefix + op.len());
         self.skip_blanks();
         let target = self.scan_word(mode)?.ok_or(ParseError)?;
@@ -674,6 +708,9 @@ impl Parser {
             return Err(ParseError);
         }
         if op == "<<" || op == "<<-" {
+            if self.in_substitution > 0 && !self.pending.is_empty() {
+                return Err(ParseError); // bash before 5.2 follows one at a time in `$(…)`
+            }
             let (delim, expand) = heredoc_delimiter(&target.raw).ok_or(ParseError)?;
             self.pending.push(Heredoc {
                 delim,
@@ -762,7 +799,7 @@ impl Parser {
         };
         self.skip_blanks();
         if self.eat("((") {
-            let mut arith = WordBuf::new();
+            let mut arith = Word::new();
             if !self.scan_arith('(', ')', true, &mut arith)? {
                 return Err(ParseError);
             }
@@ -792,7 +829,7 @@ impl Parser {
     fn word_list(&mut self, out: &mut Vec<Check>) -> PResult<()> {
         loop {
             self.skip_blanks();
-            self.skip_comment();
+            self.skip_comment()?;
             match self.peek() {
                 None | Some('\n') => return Ok(()),
                 Some(';') => {
@@ -807,7 +844,12 @@ impl Parser {
         }
     }
 
+    /// `case` is refused inside `$(…)`: bash before 5.2 finds the end of a substitution
+    /// by scanning its text, and may take the `)` of a pattern for it.
     fn parse_case(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        if self.in_substitution > 0 {
+            return Err(ParseError);
+        }
         self.advance(4);
         self.skip_blanks();
         let subject = self.scan_word(Subscript::AfterName)?.ok_or(ParseError)?;
@@ -857,7 +899,7 @@ impl Parser {
         if self.peek_at(1) == Some('(') {
             let start = self.pos;
             self.advance(2);
-            let mut arith = WordBuf::new();
+            let mut arith = Word::new();
             if self.scan_arith('(', ')', true, &mut arith)? {
                 out.append(&mut arith.inner);
                 return Ok(());
@@ -902,7 +944,7 @@ impl Parser {
     /// One word at the cursor, or None when an operator or the end is there.
     fn scan_word(&mut self, mode: Subscript) -> PResult<Option<Word>> {
         let start = self.pos;
-        let mut w = WordBuf::new();
+        let mut w = Word::new();
         let (mut bracket, mut brace) = (false, false);
         let mut name_so_far = true;
         while let Some(c) = self.peek() {
@@ -948,19 +990,15 @@ impl Parser {
         if self.pos == start {
             return Ok(None);
         }
-        Ok(Some(Word {
-            raw: self.text_from(start),
-            value: w.value,
-            literal: w.literal,
-            inner: w.inner,
-        }))
+        w.raw = self.text_from(start);
+        Ok(Some(w))
     }
 
     /// `name[…]` where bash may read the brackets as one subscript or as glob characters.
     /// The two readings split the line the same way unless the brackets hold an unquoted
     /// blank or operator, so such a subscript is refused rather than guessed. Quoted
     /// parts of a subscript still expand (bash evaluates it arithmetically).
-    fn scan_subscript(&mut self, w: &mut WordBuf) -> PResult<()> {
+    fn scan_subscript(&mut self, w: &mut Word) -> PResult<()> {
         self.advance(1);
         w.literal = false;
         let mut depth = 0usize;
@@ -985,7 +1023,7 @@ impl Parser {
 
     /// `\x` is `x`. A continuation is accepted only where it ends the word: inside one,
     /// bash joins the pieces before reading them (`$\<newline>(cmd)` is a substitution).
-    fn scan_backslash(&mut self, w: &mut WordBuf) -> PResult<()> {
+    fn scan_backslash(&mut self, w: &mut Word) -> PResult<()> {
         match self.peek_at(1) {
             Some('\n') if !matches!(self.peek_at(2), None | Some(' ' | '\t' | '\n')) => {
                 return Err(ParseError)
@@ -998,7 +1036,7 @@ impl Parser {
         Ok(())
     }
 
-    fn scan_single(&mut self, w: &mut WordBuf) -> PResult<()> {
+    fn scan_single(&mut self, w: &mut Word) -> PResult<()> {
         let end = self.find_from(self.pos + 1, '\'').ok_or(ParseError)?;
         w.value
             .extend(self.chars.get(self.pos + 1..end).unwrap_or_default());
@@ -1006,7 +1044,7 @@ impl Parser {
         Ok(())
     }
 
-    fn scan_dquote(&mut self, w: &mut WordBuf) -> PResult<()> {
+    fn scan_dquote(&mut self, w: &mut Word) -> PResult<()> {
         self.advance(1);
         loop {
             match self.peek().ok_or(ParseError)? {
@@ -1036,14 +1074,15 @@ impl Parser {
         }
     }
 
-    /// Everything that starts with `$`. Only `$'…'` and `$"…"` keep a word literal; a `$`
-    /// that starts nothing is an ordinary character.
-    fn scan_dollar(&mut self, w: &mut WordBuf, in_dq: bool) -> PResult<()> {
+    /// Everything that starts with `$`. Only `$'…'` keeps a word literal; a `$` that
+    /// starts nothing is an ordinary character. `in_dq`: inside double quotes (or text
+    /// read like them), where `$'` is not a quote.
+    fn scan_dollar(&mut self, w: &mut Word, in_dq: bool) -> PResult<()> {
         match self.peek_at(1) {
-            Some('(') if self.peek_at(2) == Some('(') => return self.scan_dollar_arith(w),
+            Some('(') if self.peek_at(2) == Some('(') => return self.scan_dollar_arith(w, in_dq),
             Some('(') => {
                 self.advance(2);
-                return self.nested_list(w);
+                return self.nested_list(w, in_dq);
             }
             Some('{') => return self.scan_param(w),
             Some('[') => {
@@ -1074,30 +1113,65 @@ impl Parser {
     }
 
     /// `$((…))`, or, when it is not arithmetic after all, `$(` followed by a subshell.
-    fn scan_dollar_arith(&mut self, w: &mut WordBuf) -> PResult<()> {
+    fn scan_dollar_arith(&mut self, w: &mut Word, in_dq: bool) -> PResult<()> {
         let start = self.pos;
         self.advance(3);
-        let mut arith = WordBuf::new();
+        let mut arith = Word::new();
         if self.scan_arith('(', ')', true, &mut arith)? {
             w.inner.append(&mut arith.inner);
             w.literal = false;
             return Ok(());
         }
         self.spend_retry()?;
+        let bash_end = self.paren_extent(start + 2)?;
         self.pos = start + 2;
-        self.nested_list(w)
+        self.nested_list(w, in_dq)?;
+        if self.pos != bash_end {
+            return Err(ParseError);
+        }
+        Ok(())
     }
 
-    fn scan_procsub(&mut self, w: &mut WordBuf) -> PResult<()> {
+    /// Where bash ends a `$((…)` that is not arithmetic: it matches the parentheses as
+    /// text, skipping quotes and substitutions but not comments, `case` patterns or
+    /// here-documents. When that is not where the command list ends, the two readings
+    /// of everything after it differ, so the caller refuses the line.
+    fn paren_extent(&mut self, from: usize) -> PResult<usize> {
+        let saved = self.pos;
+        self.pos = from;
+        let mut scratch = Word::new();
+        let mut depth = 1usize;
+        let end = loop {
+            let c = self.peek().ok_or(ParseError)?;
+            match c {
+                '(' => depth += 1,
+                ')' if depth == 1 => break self.pos + 1,
+                ')' => depth -= 1,
+                _ => {
+                    self.scan_embedded(c, &mut scratch)?;
+                    continue;
+                }
+            }
+            self.advance(1);
+        };
+        self.pos = saved;
+        Ok(end)
+    }
+
+    fn scan_procsub(&mut self, w: &mut Word) -> PResult<()> {
         self.advance(2);
-        self.nested_list(w)
+        self.nested_list(w, false)
     }
 
     /// The command list of `$(…)`, `<(…)` or `>(…)` up to its `)`, read recursively as
     /// bash 5 does (so `case` patterns and comments inside work).
-    fn nested_list(&mut self, w: &mut WordBuf) -> PResult<()> {
+    fn nested_list(&mut self, w: &mut Word, in_dq: bool) -> PResult<()> {
         let mut inner = Vec::new();
+        self.in_substitution += 1;
+        self.in_quoted_substitution += usize::from(in_dq);
         self.own_heredocs(|p| p.parse_list(&mut inner))?;
+        self.in_substitution -= 1;
+        self.in_quoted_substitution -= usize::from(in_dq);
         self.expect(')')?;
         w.inner.append(&mut inner);
         w.literal = false;
@@ -1107,13 +1181,7 @@ impl Parser {
     /// Arithmetic text after its opening bracket, up to `close` (doubled when `double`).
     /// Names in it are variables, not commands, but its substitutions run. Ok(false):
     /// a lone `)` showed this was not arithmetic (`$((cmd) …)`).
-    fn scan_arith(
-        &mut self,
-        open: char,
-        close: char,
-        double: bool,
-        w: &mut WordBuf,
-    ) -> PResult<bool> {
+    fn scan_arith(&mut self, open: char, close: char, double: bool, w: &mut Word) -> PResult<bool> {
         let start = self.pos;
         self.nested(|p| {
             let mut depth = 0usize;
@@ -1148,7 +1216,7 @@ impl Parser {
 
     /// One element of text where quotes delimit but everything still expands, as in
     /// arithmetic, subscripts and double-quoted `${…}`: even `'$(cmd)'` runs there.
-    fn scan_embedded(&mut self, c: char, w: &mut WordBuf) -> PResult<()> {
+    fn scan_embedded(&mut self, c: char, w: &mut Word) -> PResult<()> {
         match c {
             '\\' if self.peek_at(1) == Some('\n') => return Err(ParseError),
             '\\' => self.advance(2),
@@ -1156,7 +1224,7 @@ impl Parser {
             '"' => return self.scan_dquote(w),
             '$' if self.peek_at(1) == Some('\'') => {
                 // `$'…'` delimits with its escapes; its text is evaluated like the rest.
-                let mut quoted = WordBuf::new();
+                let mut quoted = Word::new();
                 self.scan_ansi(&mut quoted)?;
                 let checks = self.scan_text(quoted.value.chars().collect())?;
                 w.inner.extend(checks);
@@ -1168,7 +1236,7 @@ impl Parser {
         Ok(())
     }
 
-    fn scan_expanding_single(&mut self, w: &mut WordBuf) -> PResult<()> {
+    fn scan_expanding_single(&mut self, w: &mut Word) -> PResult<()> {
         let start = self.pos + 1;
         let end = self.find_from(start, '\'').ok_or(ParseError)?;
         let text = self.chars.get(start..end).unwrap_or_default().to_vec();
@@ -1180,13 +1248,18 @@ impl Parser {
 
     /// `${…}`. Quotes inside delimit, but do not hide substitutions: bash evaluates
     /// subscripts and offsets arithmetically, so `${a['$(cmd)']}` runs cmd.
-    fn scan_param(&mut self, w: &mut WordBuf) -> PResult<()> {
+    fn scan_param(&mut self, w: &mut Word) -> PResult<()> {
+        if matches!(self.peek_at(2), Some(' ' | '\t' | '\n' | '|')) {
+            return Err(ParseError); // bash 5.3 runs `${ cmd; }` and `${| cmd; }`
+        }
         self.advance(2);
         w.literal = false;
         let start = self.pos;
         self.nested(|p| loop {
             match p.peek().ok_or(ParseError)? {
                 '}' => return Ok(()),
+                // bash reads a process substitution here by rules of its own
+                '<' | '>' if p.peek_at(1) == Some('(') => return Err(ParseError),
                 c => p.scan_embedded(c, w)?,
             }
         })?;
@@ -1199,7 +1272,7 @@ impl Parser {
     }
 
     /// `` `…` ``: the body, with its backslash escapes undone, is parsed as a line.
-    fn scan_backtick(&mut self, w: &mut WordBuf, in_dq: bool) -> PResult<()> {
+    fn scan_backtick(&mut self, w: &mut Word, in_dq: bool) -> PResult<()> {
         self.advance(1);
         let mut body = Vec::new();
         loop {
@@ -1233,7 +1306,7 @@ impl Parser {
     /// quotes (an expanded here-document body, a quoted span in arithmetic).
     fn scan_text(&mut self, text: Vec<char>) -> PResult<Vec<Check>> {
         let mut sub = self.sub(text);
-        let mut w = WordBuf::new();
+        let mut w = Word::new();
         let result = sub.nested(|p| {
             while let Some(c) = p.peek() {
                 match c {
@@ -1254,7 +1327,7 @@ impl Parser {
 
     /// `$'…'`, decoded so that `$'\x72m'` is seen as `rm`. Decoded bytes that are not
     /// characters (and NUL, where bash cuts the word) make the word non-literal.
-    fn scan_ansi(&mut self, w: &mut WordBuf) -> PResult<()> {
+    fn scan_ansi(&mut self, w: &mut Word) -> PResult<()> {
         self.advance(2);
         loop {
             match self.peek().ok_or(ParseError)? {
@@ -1274,7 +1347,7 @@ impl Parser {
         }
     }
 
-    fn ansi_escape(&mut self, w: &mut WordBuf) -> PResult<()> {
+    fn ansi_escape(&mut self, w: &mut Word) -> PResult<()> {
         let c = self.peek().ok_or(ParseError)?;
         self.advance(1);
         let simple = match c {
@@ -1298,11 +1371,15 @@ impl Parser {
             'x' => (self.take_digits(16, 2, None), true),
             'u' => (self.take_digits(16, 4, None), false),
             'U' => (self.take_digits(16, 8, None), false),
-            'c' => {
-                let x = self.peek().ok_or(ParseError)?;
-                self.advance(1);
-                (Some(u32::from(x) & 0x1f), false)
-            }
+            // bash ends the string at a quote even right after `\c`, so that quote (or a
+            // backslash) is not taken as the control character.
+            'c' => match self.peek().ok_or(ParseError)? {
+                '\'' | '\\' => (Some(0), false),
+                x => {
+                    self.advance(1);
+                    (Some(u32::from(x) & 0x1f), false)
+                }
+            },
             _ => (None, false),
         };
         let Some(code) = code else {
@@ -1353,7 +1430,9 @@ fn is_name(s: &str) -> bool {
 }
 
 fn is_forbidden_name(name: &str) -> bool {
-    FORBIDDEN_VARIABLES.contains(&name) || name.starts_with("LD_") || name.starts_with("BASH_FUNC_")
+    FORBIDDEN_VARIABLES.split_whitespace().any(|v| v == name)
+        || name.starts_with("LD_")
+        || name.starts_with("BASH_FUNC_")
 }
 
 /// `2`, `-` or `2-`: what may follow `>&` or `<&`.
@@ -1452,23 +1531,22 @@ fn heredoc_delimiter(raw: &str) -> Option<(Vec<char>, bool)> {
 /// declaration and reading builtins set the variables named in their arguments,
 /// `set -k` turns later arguments into environment assignments, `set -o posix` changes
 /// the grammar, `mapfile -C` runs a callback and `hash -p` rebinds a command word.
-fn builtin_refusals(command: &str, args: &[String]) -> Vec<Check> {
-    let refuse = |arg: &String| Check::Refuse(format!("{command} {arg}"));
-    let flag = |arg: &String, letter: char| {
+fn builtin_refusals(command: &str, args: &[&str]) -> Vec<Check> {
+    let refuse = |arg: &&str| Check::Refuse(format!("{command} {arg}"));
+    let flag = |arg: &str, letter: char| {
         arg.starts_with('-') && !arg.starts_with("--") && arg.contains(letter)
     };
-    let named: Vec<&String> = match command {
+    let named: Vec<&str> = match command {
         "export" | "declare" | "typeset" | "local" | "readonly" | "read" | "mapfile"
-        | "readarray" | "getopts" => args.iter().collect(),
+        | "readarray" | "getopts" => args.to_vec(),
         "printf" => args
-            .iter()
-            .zip(args.iter().skip(1))
-            .filter(|(flag, _)| flag.as_str() == "-v")
-            .map(|(_, name)| name)
-            .chain(args.iter().filter(|a| a.starts_with("-v") && a.len() > 2))
+            .windows(2)
+            .filter(|pair| pair[0] == "-v")
+            .map(|pair| pair[1])
+            .chain(args.iter().filter_map(|a| a.strip_prefix("-v")))
             .collect(),
         "set" => {
-            let risky = |a: &&String| ["keyword", "posix"].contains(&a.as_str()) || flag(a, 'k');
+            let risky = |a: &&&str| ["keyword", "posix"].contains(a) || flag(a, 'k');
             return args.iter().filter(risky).map(refuse).collect();
         }
         "hash" => return args.iter().filter(|a| flag(a, 'p')).map(refuse).collect(),
@@ -1484,7 +1562,7 @@ fn builtin_refusals(command: &str, args: &[String]) -> Vec<Check> {
         named
             .into_iter()
             .filter(|a| a.split(|c| !is_name_char(c)).any(is_forbidden_name))
-            .map(|a| Check::Refuse(a.clone())),
+            .map(|a| Check::Refuse(a.to_string())),
     );
     refusals
 }
@@ -1669,7 +1747,7 @@ mod tests {
         unparsable("echo $\\\n(rm)");
         unparsable("echo \"$\\\n(rm)\"");
         unparsable("echo ${x:-$\\\n(rm)}");
-        unparsable("cat <<E\n$\\\n(rm)\nE");
+        refused("cat <<E\n$\\\n(rm)\nE", "rm"); // a here-document joins its lines
         unparsable("ls &\\\n& rm");
         unparsable("echo 2\\\n>x");
         ok("echo \"a\\\nb\"");
@@ -1828,15 +1906,40 @@ mod tests {
     }
 
     #[test]
-    fn substitution_with_case_inside_is_parsed() {
-        ok("echo $(case x in x) ls;; esac)");
-        refused("echo $(case x in x) rm;; esac)", "rm");
+    fn case_inside_a_substitution_is_refused() {
+        // bash before 5.2 may end the substitution at the pattern's `)`.
+        unparsable("echo $(case x in x) ls;; esac)");
+        unparsable("cat <(case x in (x) ls;; esac)");
+        ok("echo `case x in x) ls;; esac`");
+    }
+
+    #[test]
+    fn bash_5_3_command_expansion_is_refused() {
+        unparsable("echo ${ rm; }");
+        unparsable("echo ${| rm; }");
+        unparsable("echo \"${\nrm; }\"");
     }
 
     #[test]
     fn comment_inside_substitution_runs_to_end_of_line() {
         ok("echo $(ls # )\n)");
+        ok("echo $(# )\nls)");
         unparsable("echo $(ls # )");
+    }
+
+    #[test]
+    fn comment_older_bash_would_not_see_in_a_substitution_is_refused() {
+        // bash 5.1 ends `$(true;# )` at its `)` and runs `rm`.
+        unparsable("echo $(true;# ) ; rm\n)");
+        ok("echo $(true ; # )\n)");
+        ok("ls;# rm");
+        unparsable("echo \"$(true # )\" ; rm ; echo \"\n)\"");
+    }
+
+    #[test]
+    fn two_heredocs_on_a_line_inside_a_substitution_are_refused() {
+        unparsable("echo $(cat <<A <<B\na\nA\nb\nB\n)");
+        ok("echo $(cat <<A\na\nA\n)");
     }
 
     #[test]
@@ -1886,6 +1989,14 @@ mod tests {
         // Not balanced as text, though bash happens to read this one as arithmetic.
         unparsable("echo $(( $(echo 2 # )\n) ))");
         ok("echo $(( $(echo 1) + `echo 2` + \"3\" ))");
+    }
+
+    #[test]
+    fn fallback_substitution_must_end_where_bash_ends_it() {
+        // bash ends `$((…` at the `)` in the comment, and runs `ls` as a line of its own.
+        unparsable("echo $((echo x) # )\nls\n)");
+        ok("echo $((echo x) | (cat))");
+        refused("echo $((rm) | (cat))", "rm");
     }
 
     #[test]
@@ -1953,6 +2064,7 @@ mod tests {
         ok("2>/dev/null ls -l");
         refused("> out rm x", "rm");
         ok("{fd}>/dev/null echo ok");
+        refused("{PATH}>/dev/null ls", "{PATH}>");
     }
 
     #[test]
@@ -2024,6 +2136,29 @@ mod tests {
     }
 
     #[test]
+    fn continued_line_of_an_expanded_heredoc_can_end_it() {
+        // bash joins `EO\` and `F` into the delimiter line, then runs `rm`.
+        refused("cat <<EOF\nEO\\\nF\nrm -rf /\nEOF", "rm");
+        ok("cat <<EOF\nfoo\\\\\nEOF");
+        ok("cat <<'EOF'\nEO\\\nF\nrm\nEOF");
+        ok("cat <<EOF\na \\\n b\nEOF");
+    }
+
+    #[test]
+    fn ansi_c_control_escape_does_not_swallow_the_quote() {
+        // `$'\c'` ends at that quote for bash, so `rm` is a command.
+        refused("echo $'\\c'; rm; echo ''", "rm");
+    }
+
+    #[test]
+    fn heredoc_line_bash_may_take_for_its_end_in_a_substitution_is_refused() {
+        unparsable("echo $(cat <<EOF\nEOF )\nrm\nEOF\n)");
+        unparsable("echo $(cat <<'EOF'\nEOFx\nEOF\n)");
+        ok("cat <<EOF\nEOF )\nrm\nEOF");
+        ok("echo `cat <<EOF\nEOF )\nrm\nEOF\n`");
+    }
+
+    #[test]
     fn unterminated_heredoc_is_a_parse_error() {
         unparsable("cat <<EOF\nbody");
         unparsable("cat <<EOF");
@@ -2088,7 +2223,7 @@ mod tests {
         ok("a=(1 2 \"three\")");
         ok("a=(\n 1 # c\n 2\n)");
         refused("a=(1 $(rm) 2)", "rm");
-        refused("PATH=(/tmp)", "PATH=");
+        refused("PATH=(/tmp)", "PATH=(/tmp)");
         unparsable("b=(1 2)rm x");
         refused("a=([ $(rm) ]=1)", PARSE);
         ok("a=([k]=v [j]=w)");
