@@ -1,0 +1,497 @@
+//! Lists, pipelines, simple commands, redirections and compound commands.
+
+use super::rules::*;
+use super::*;
+
+impl Parser {
+    // ----- lists, pipelines, commands ---------------------------------------------------
+
+    pub(super) fn parse_list(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        self.nested(|p| p.list_items(out))
+    }
+
+    /// `and_or ((; | & | newline) and_or)*`, up to whatever ends the list; the caller
+    /// checks that the right thing ended it.
+    pub(super) fn list_items(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        loop {
+            self.skip_linebreaks(out)?;
+            if self.at_list_end() {
+                return Ok(());
+            }
+            self.parse_and_or(out)?;
+            self.skip_blanks();
+            self.skip_comment()?;
+            match self.peek() {
+                Some(';') if matches!(self.peek_at(1), Some(';' | '&')) => return Ok(()),
+                Some(';' | '&') => self.advance(1),
+                Some('\n') => self.newline(out)?,
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    pub(super) fn at_list_end(&self) -> bool {
+        match self.peek() {
+            None | Some(')') => true,
+            Some(';') => matches!(self.peek_at(1), Some(';' | '&')),
+            _ => LIST_ENDS.iter().any(|k| self.at_keyword(k)),
+        }
+    }
+
+    pub(super) fn parse_and_or(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        loop {
+            self.parse_pipeline(out)?;
+            self.skip_blanks();
+            if !(self.eat("&&") || self.eat("||")) {
+                return Ok(());
+            }
+            self.skip_linebreaks(out)?;
+        }
+    }
+
+    pub(super) fn parse_pipeline(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        if self.pipeline_prefixes()? && self.at_pipeline_end() {
+            return Ok(()); // a bare `time` or `!` is valid bash
+        }
+        loop {
+            self.parse_command(out)?;
+            self.skip_blanks();
+            if self.peek() != Some('|') || self.peek_at(1) == Some('|') {
+                return Ok(());
+            }
+            self.advance(1);
+            self.eat("&");
+            self.skip_linebreaks(out)?;
+        }
+    }
+
+    /// `!` and `time [-p]` are keywords, not command words: the command after them is
+    /// the one checked.
+    pub(super) fn pipeline_prefixes(&mut self) -> PResult<bool> {
+        let mut any = false;
+        loop {
+            self.skip_blanks();
+            if self.looking_at("!(") {
+                return Err(ParseError); // an extglob pattern once `shopt -s extglob` ran
+            }
+            if self.eat_keyword("!") {
+                any = true;
+                continue;
+            }
+            if !self.eat_keyword("time") {
+                return Ok(any);
+            }
+            any = true;
+            self.skip_blanks();
+            self.eat_keyword("-p");
+        }
+    }
+
+    pub(super) fn at_pipeline_end(&self) -> bool {
+        matches!(self.peek(), None | Some(';' | '&' | '\n' | ')' | '#')) || self.at_list_end()
+    }
+
+    pub(super) fn parse_command(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        self.skip_blanks();
+        let misplaced = ["in", "function", "coproc"];
+        if LIST_ENDS
+            .iter()
+            .chain(&misplaced)
+            .any(|k| self.at_keyword(k))
+        {
+            return Err(ParseError);
+        }
+        type Compound = fn(&mut Parser, &mut Vec<Check>) -> PResult<()>;
+        let compound: Option<Compound> = if self.at_keyword("if") {
+            Some(Self::parse_if)
+        } else if self.at_keyword("while") || self.at_keyword("until") {
+            Some(Self::parse_while)
+        } else if self.at_keyword("for") || self.at_keyword("select") {
+            Some(Self::parse_for)
+        } else if self.at_keyword("case") {
+            Some(Self::parse_case)
+        } else if self.at_keyword("{") {
+            Some(Self::parse_group)
+        } else if self.at_keyword("[[") {
+            Some(Self::parse_cond)
+        } else if self.peek() == Some('(') {
+            Some(Self::parse_paren)
+        } else {
+            None
+        };
+        match compound {
+            Some(parse) => {
+                parse(self, out)?;
+                self.trailing_redirects(out)
+            }
+            None => self.parse_simple(out),
+        }
+    }
+
+    /// Assignments and redirections, the command word, its arguments. The command word
+    /// and forbidden assignments are checked before the substitutions inside the words
+    /// ("outer before inner").
+    pub(super) fn parse_simple(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        let mut outer = Vec::new();
+        let mut inner = Vec::new();
+        let mut command: Option<Option<String>> = None;
+        let mut args = Vec::new();
+        let mut empty = true;
+        loop {
+            self.skip_blanks();
+            let mode = match command {
+                None => Subscript::AfterName,
+                Some(_) => Subscript::Plain,
+            };
+            if self.parse_redirect(mode, &mut inner)? {
+                empty = false;
+                continue;
+            }
+            if self.peek() == Some('#') || !self.at_word() {
+                break;
+            }
+            let start = self.pos;
+            let mut word = self.scan_word(mode)?.ok_or(ParseError)?;
+            empty = false;
+            inner.append(&mut word.inner);
+            let forbidden = assignment_name(&word.raw).map(is_forbidden_name);
+            if forbidden.is_some() && word.raw.ends_with('=') && self.peek() == Some('(') {
+                self.scan_array(&mut inner)?;
+                word.raw = self.text_from(start);
+            }
+            match (&command, forbidden) {
+                (None, Some(true)) => outer.push(Check::Refuse(word.raw)),
+                (None, Some(false)) => {}
+                (None, None) => {
+                    let value = word.literal.then_some(word.value);
+                    command = Some(value.clone());
+                    outer.push(Check::Command {
+                        raw: word.raw,
+                        value,
+                    });
+                }
+                (Some(_), _) => args.push(word),
+            }
+        }
+        if empty {
+            return Err(ParseError);
+        }
+        if let Some(Some(name)) = &command {
+            let raws: Vec<&str> = args.iter().map(|a| a.raw.as_str()).collect();
+            outer.extend(builtin_refusals(name, &raws));
+            if EVALUATES_NAMES.split_whitespace().any(|b| b == name) {
+                for arg in &args {
+                    inner.extend(self.subscript_substitutions(arg)?);
+                }
+            }
+        }
+        out.append(&mut outer);
+        out.append(&mut inner);
+        Ok(())
+    }
+
+    /// Builtins that take variable names evaluate a subscript in one, even one that was
+    /// quoted: `[ -v 'a[$(cmd)]' ]` runs cmd, and so does `declare -a x='($(cmd))'`.
+    /// The substitutions in such an argument are checked as if unquoted.
+    pub(super) fn subscript_substitutions(&mut self, arg: &Word) -> PResult<Vec<Check>> {
+        let suspicious = arg.value.contains(['[', '(']) && arg.value.contains(['$', '`']);
+        if !arg.literal || !suspicious {
+            return Ok(Vec::new());
+        }
+        self.scan_text(arg.value.chars().collect())
+    }
+
+    /// `a=(x y …)`: the elements may hold substitutions.
+    pub(super) fn scan_array(&mut self, inner: &mut Vec<Check>) -> PResult<()> {
+        self.advance(1);
+        loop {
+            self.skip_blanks();
+            self.skip_comment()?;
+            match self.peek() {
+                // bash reads `a=(x)y` as one word; refuse rather than follow it there.
+                Some(')') if self.peek_at(1).is_some_and(|c| !is_meta(c)) => {
+                    return Err(ParseError)
+                }
+                Some(')') => {
+                    self.advance(1);
+                    return Ok(());
+                }
+                Some('\n') if self.pending.is_empty() && !self.outer_pending => self.advance(1),
+                _ if self.at_word() => {
+                    let word = self.scan_word(Subscript::Leading)?.ok_or(ParseError)?;
+                    inner.extend(word.inner);
+                }
+                _ => return Err(ParseError),
+            }
+        }
+    }
+
+    pub(super) fn trailing_redirects(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        loop {
+            self.skip_blanks();
+            if !self.parse_redirect(Subscript::AfterName, out)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// A redirection at the cursor, if any. Its target's substitutions run; a
+    /// here-document's delimiter is not expanded, its body is read at the next newline.
+    pub(super) fn parse_redirect(
+        &mut self,
+        mode: Subscript,
+        inner: &mut Vec<Check>,
+    ) -> PResult<bool> {
+        let Some((prefix, op)) = self.redirect_operator() else {
+            return Ok(false);
+        };
+        let fd_name: String = self
+            .chars
+            .iter()
+            .skip(self.pos + 1)
+            .take(prefix.saturating_sub(2))
+            .collect();
+        if self.peek() == Some('{') && is_forbidden_name(&fd_name) {
+            // `{NAME}>file` stores the descriptor's number in NAME.
+            inner.push(Check::Refuse(format!("{{{fd_name}}}{op}")));
+        }
+        self.advance(prefix + op.len());
+        self.skip_blanks();
+        let target = self.scan_word(mode)?.ok_or(ParseError)?;
+        if (op == ">&" || op == "<&") && !is_fd_target(&target.raw) {
+            // `>&word` that is not a descriptor names a file, and bash expands that
+            // word a second time: `>&'$(cmd)'` runs cmd.
+            return Err(ParseError);
+        }
+        if op == "<<" || op == "<<-" {
+            if self.in_substitution > 0 && !self.pending.is_empty() {
+                return Err(ParseError); // bash before 5.2 follows one at a time in `$(…)`
+            }
+            let (delim, expand) = heredoc_delimiter(&target.raw).ok_or(ParseError)?;
+            self.pending.push(Heredoc {
+                delim,
+                strip_tabs: op == "<<-",
+                expand,
+            });
+        } else {
+            inner.extend(target.inner);
+        }
+        Ok(true)
+    }
+
+    /// The length of the fd prefix (`2`, `{fd}`) and the operator at the cursor.
+    pub(super) fn redirect_operator(&self) -> Option<(usize, &'static str)> {
+        const OPS: [&str; 12] = [
+            "&>>", "&>", "<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">|", ">&", ">",
+        ];
+        let mut prefix = 0;
+        while self.peek_at(prefix).is_some_and(|c| c.is_ascii_digit()) {
+            prefix += 1;
+        }
+        if prefix == 0 && self.peek() == Some('{') && self.peek_at(1).is_some_and(is_name_start) {
+            let mut close = 2;
+            while self.peek_at(close).is_some_and(is_name_char) {
+                close += 1;
+            }
+            if self.peek_at(close) == Some('}')
+                && matches!(self.peek_at(close + 1), Some('<' | '>'))
+            {
+                prefix = close + 1;
+            }
+        }
+        let at = |s: &str| {
+            s.chars()
+                .enumerate()
+                .all(|(i, c)| self.peek_at(prefix + i) == Some(c))
+        };
+        if at("<(") || at(">(") {
+            return None; // process substitution: a word
+        }
+        let op = OPS
+            .into_iter()
+            .find(|op| at(op) && !(prefix > 0 && op.starts_with('&')))?;
+        Some((prefix, op))
+    }
+
+    // ----- compound commands ------------------------------------------------------------
+
+    pub(super) fn parse_if(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        self.advance(2);
+        self.parse_list(out)?;
+        self.expect_keyword("then")?;
+        self.parse_list(out)?;
+        while self.eat_keyword("elif") {
+            self.parse_list(out)?;
+            self.expect_keyword("then")?;
+            self.parse_list(out)?;
+        }
+        if self.eat_keyword("else") {
+            self.parse_list(out)?;
+        }
+        self.expect_keyword("fi")
+    }
+
+    pub(super) fn parse_while(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        self.advance(5); // `while` and `until` are both five letters
+        self.parse_list(out)?;
+        self.do_group(out)
+    }
+
+    pub(super) fn do_group(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        self.skip_linebreaks(out)?;
+        self.expect_keyword("do")?;
+        self.parse_list(out)?;
+        self.expect_keyword("done")
+    }
+
+    /// `for name [in words]; do …; done`, `for ((…)); do …; done`, and `select`. The loop
+    /// variable is assigned, so it may not be a forbidden variable either.
+    pub(super) fn parse_for(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        let keyword = if self.eat_keyword("for") {
+            "for"
+        } else {
+            self.advance(6);
+            "select"
+        };
+        self.skip_blanks();
+        if self.eat("((") {
+            let mut arith = Word::new();
+            if !self.scan_arith('(', ')', true, &mut arith)? {
+                return Err(ParseError);
+            }
+            out.append(&mut arith.inner);
+            self.skip_blanks();
+            self.eat(";");
+            return self.do_group(out);
+        }
+        let name = self.scan_word(Subscript::AfterName)?.ok_or(ParseError)?;
+        if !is_name(&name.raw) {
+            return Err(ParseError);
+        }
+        if is_forbidden_name(&name.raw) {
+            out.push(Check::Refuse(format!("{keyword} {}", name.raw)));
+        }
+        self.skip_linebreaks(out)?;
+        if self.eat_keyword("in") {
+            self.word_list(out)?;
+        } else {
+            self.skip_blanks();
+            self.eat(";");
+        }
+        self.do_group(out)
+    }
+
+    /// The words after `in`, up to and including `;`, or up to a newline.
+    pub(super) fn word_list(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        loop {
+            self.skip_blanks();
+            self.skip_comment()?;
+            match self.peek() {
+                None | Some('\n') => return Ok(()),
+                Some(';') => {
+                    self.advance(1);
+                    return Ok(());
+                }
+                _ => {
+                    let word = self.scan_word(Subscript::AfterName)?.ok_or(ParseError)?;
+                    out.extend(word.inner);
+                }
+            }
+        }
+    }
+
+    /// `case` is refused inside `$(…)`: bash before 5.2 finds the end of a substitution
+    /// by scanning its text, and may take the `)` of a pattern for it.
+    pub(super) fn parse_case(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        if self.in_substitution > 0 {
+            return Err(ParseError);
+        }
+        self.advance(4);
+        self.skip_blanks();
+        let subject = self.scan_word(Subscript::AfterName)?.ok_or(ParseError)?;
+        out.extend(subject.inner);
+        self.skip_linebreaks(out)?;
+        self.expect_keyword("in")?;
+        loop {
+            self.skip_linebreaks(out)?;
+            if self.eat_keyword("esac") {
+                return Ok(());
+            }
+            self.eat("(");
+            self.case_patterns(out)?;
+            self.parse_list(out)?;
+            let ended = self.eat(";;&") || self.eat(";;") || self.eat(";&");
+            if !ended && !self.at_keyword("esac") {
+                return Err(ParseError);
+            }
+        }
+    }
+
+    /// `pat | pat )`: patterns are words whose substitutions run.
+    pub(super) fn case_patterns(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        loop {
+            self.skip_blanks();
+            let pattern = self.scan_word(Subscript::AfterName)?.ok_or(ParseError)?;
+            out.extend(pattern.inner);
+            self.skip_blanks();
+            if self.eat(")") {
+                return Ok(());
+            }
+            if !self.eat("|") {
+                return Err(ParseError);
+            }
+        }
+    }
+
+    pub(super) fn parse_group(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        self.advance(1);
+        self.parse_list(out)?;
+        self.expect_keyword("}")
+    }
+
+    /// `( list )`, or the arithmetic command `(( … ))`. Like bash, `((cmd) …)` that turns
+    /// out not to be arithmetic is re-read as nested subshells.
+    pub(super) fn parse_paren(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        if self.peek_at(1) == Some('(') {
+            let start = self.pos;
+            self.advance(2);
+            let mut arith = Word::new();
+            if self.scan_arith('(', ')', true, &mut arith)? {
+                out.append(&mut arith.inner);
+                return Ok(());
+            }
+            self.spend_retry()?;
+            self.pos = start;
+        }
+        self.advance(1);
+        self.parse_list(out)?;
+        self.expect(')')
+    }
+
+    /// `[[ … ]]` as the command word `[[` plus operands whose substitutions are checked.
+    /// Operators are skipped; a comment, `;` or newline inside is refused rather than
+    /// followed through bash's special rules for this construct.
+    pub(super) fn parse_cond(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        self.advance(2);
+        out.push(Check::Command {
+            raw: "[[".into(),
+            value: Some("[[".into()),
+        });
+        loop {
+            self.skip_blanks();
+            match self.peek() {
+                None | Some('#' | ';' | '\n') => return Err(ParseError),
+                Some(_) if self.at_word() => {
+                    let word = self.scan_word(Subscript::AfterName)?.ok_or(ParseError)?;
+                    if word.raw == "]]" {
+                        return Ok(());
+                    }
+                    let hidden = self.subscript_substitutions(&word)?;
+                    out.extend(word.inner);
+                    out.extend(hidden);
+                }
+                Some(_) => self.advance(1),
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The `allowed_commands` gate: before a line is handed to `bash -c`, decide whether
+//! every simple command in it starts with a listed word.
+//!
+//! Checking only the first word of the string would let `ls; rm -rf ~` through, so the
+//! line is read with a small recursive-descent parser of bash syntax and every command
+//! word found anywhere in it is checked: each part of a list or pipeline, the bodies of
+//! subshells, groups and compound commands, and the commands inside `$(…)`, backticks and
+//! `<(…)`/`>(…)` wherever they appear (arguments, quotes, assignments, redirections,
+//! here-document bodies, `${…}`, arithmetic).
+//!
+//! The parser does not try to accept everything bash accepts. Where bash could read a
+//! line differently from it, the line is refused: refusing too much costs the agent a
+//! retry, refusing too little runs a command nobody allowed. Refused as unsupported,
+//! with the parse-error text:
+//! - function definitions (`f() {…}`, `function f`) and `coproc`;
+//! - nesting deeper than 64 levels;
+//! - `${…@P}` (prompt expansion runs substitutions stored in a variable), `$"…"`
+//!   (translated through a catalog chosen at run time), `!(…)` (an extglob pattern);
+//! - `>&word` / `<&word` onto anything but a descriptor (bash expands the word twice);
+//! - here-document delimiters other than a plain word, quoted or not as a whole, a
+//!   here-document whose body would start inside a nested substitution or array, and,
+//!   inside `$(…)`, a body line that starts with the delimiter (bash 5.2 may end the
+//!   body at `EOF )` and run the rest of the line);
+//! - a backslash-newline that joins two characters (`l\<newline>s`, `$\<newline>(`):
+//!   bash removes it before reading tokens; between words it is a blank and fine;
+//! - `$((…))` that bash might run as commands rather than evaluate, and a `$((` that is
+//!   not arithmetic where bash would end it elsewhere than the parser does;
+//! - `name[…]` holding blanks or operators where bash may read it as one subscript,
+//!   `a=(…)x`, a comment, `;` or newline inside `[[ … ]]`;
+//! - what bash before 5.2 reads differently inside `$(…)`, which it scans as text
+//!   rather than parses: `case`, a comment not after a blank (or any comment inside
+//!   `"$(…)"`), two here-documents on one line;
+//! - bash 5.3's `${ cmd; }` and `${| cmd; }`, which run commands.
+//!
+//! `[[ … ]]` gets no grammar of its own: `[[` is a command word that must be listed like
+//! any other, and substitutions in its operands are checked.
+//!
+//! Beyond the documented contract, a few builtins are looked into because listing them
+//! would otherwise reach what a prefix assignment may not: `export`/`declare`/`read`/…
+//! naming a forbidden variable, `set -k`, `set -o posix`, `mapfile -C`, `hash -p`, and
+//! subscripts in quoted arguments that name-taking builtins evaluate
+//! (`[ -v 'a[$(cmd)]' ]` runs cmd).
+//!
+//! The reading follows bash 5.2 and was checked against it by running lines the gate
+//! accepts under a bash that records every command it starts.
+//!
+//! Known gaps: bash evaluates array subscripts found in variable values at run time
+//! (`x='a[$(cmd)]'; echo $((x))`, `${!x}`, `[[ $x -eq 1 ]]`, `declare -a "x=($y)"`); a
+//! listed word may itself run code (`eval`, `env`, `xargs`, `bash`, `trap`,
+//! `git -c core.pager=…`), and so may the environment variables its program reads
+//! (`GIT_SSH_COMMAND=… git fetch`, `PAGER`, `NODE_OPTIONS`), which only the bash-level
+//! ones above are refused for; a listed relative path (`./build.sh`) depends on the
+//! directory. The gate decides which command words start; it is not a sandbox.
+
+// The parser, one part per file; each adds methods to `Parser`.
+mod commands;
+mod cursor;
+mod rules;
+mod words;
+
+#[cfg(test)]
+mod tests;
+
+use std::mem;
+
+/// Nesting depth (lists, substitutions, expansions) beyond which a line is refused. The
+/// parser is recursive, so without a cap a line of a few thousand `$(` would overflow the
+/// stack instead of being refused.
+const MAX_DEPTH: usize = 64;
+
+/// How many times the parser may re-read text that turned out not to be arithmetic
+/// (`$((cmd) …)`). Each re-read can nest another, so an unbounded number could take
+/// exponential time on a hostile line.
+const MAX_RETRIES: usize = 64;
+
+const PARSE_ERROR: &str = "could not parse the command line";
+
+/// Reserved words that end a list (the list of a compound command).
+const LIST_ENDS: [&str; 8] = ["then", "elif", "else", "fi", "do", "done", "esac", "}"];
+
+/// Builtins that evaluate array subscripts inside their arguments (`-v name`, names to
+/// read into or declare, arithmetic operands).
+const EVALUATES_NAMES: &str = "[ test declare typeset local export readonly read mapfile \
+    readarray printf unset let getopts wait shift exit return break continue";
+
+/// Variables whose assignment changes which program a command word runs or how bash
+/// reads the rest of the line. Beyond the documented list: `BASH_CMDS` (the command
+/// hash table), `BASH_ALIASES` and `EXECIGNORE` change what a word runs as `PATH` does;
+/// `POSIXLY_CORRECT` and `BASH_COMPAT` change how later lines are parsed; `GCONV_PATH`
+/// loads code into programs as `LD_PRELOAD` does.
+const FORBIDDEN_VARIABLES: &str = "PATH IFS BASH_ENV ENV SHELLOPTS BASHOPTS PS4 \
+    BASH_CMDS BASH_ALIASES EXECIGNORE POSIXLY_CORRECT BASH_COMPAT GCONV_PATH";
+
+/// Checks every simple command of `line` against `allowed`.
+/// Ok(()) when all are allowed; Err(text) with the exact refusal text otherwise.
+///
+/// The whole line is parsed before anything is checked, so a line that cannot be parsed
+/// is refused as such even when an earlier command is also not allowed. An empty
+/// `allowed` allows no command at all; a line without commands (`X=1`, a comment) passes.
+pub fn check_allowed<S: AsRef<str>>(line: &str, allowed: &[S]) -> Result<(), String> {
+    let checks = Parser::new(line.chars().collect(), 0, 0, false)
+        .parse_program()
+        .map_err(|ParseError| refusal(PARSE_ERROR))?;
+    for check in checks {
+        match check {
+            Check::Command {
+                value: Some(word), ..
+            } if !word.is_empty() => {
+                if !allowed.iter().any(|a| a.as_ref() == word) {
+                    return Err(refusal(&word));
+                }
+            }
+            // An expansion, a glob or an empty word: show it as written, since there is
+            // no value to show before the line runs.
+            Check::Command { raw, .. } | Check::Refuse(raw) => return Err(refusal(&raw)),
+        }
+    }
+    Ok(())
+}
+
+fn refusal(word: &str) -> String {
+    crate::texts::not_allowed(word)
+}
+
+/// One decision to make, in reading order (outer before inner).
+enum Check {
+    /// A command word: `value` is its text after quote removal, `None` when it is not a
+    /// plain literal (expansions, globs, brace expansion, leading tilde).
+    Command { raw: String, value: Option<String> },
+    /// Refused whatever the list holds (a forbidden assignment); holds the text to show.
+    Refuse(String),
+}
+
+struct ParseError;
+type PResult<T> = Result<T, ParseError>;
+
+/// What scanning a word collects: its text as written, its value after quote removal,
+/// whether that value is a plain literal, and the checks of the substitutions inside.
+struct Word {
+    raw: String,
+    value: String,
+    literal: bool,
+    inner: Vec<Check>,
+}
+
+impl Word {
+    fn new() -> Self {
+        Word {
+            raw: String::new(),
+            value: String::new(),
+            literal: true,
+            inner: Vec::new(),
+        }
+    }
+}
+
+/// How `[` is read in a word. bash reads `name[…]` as one subscript, blanks and all,
+/// where an assignment may stand, and as plain glob characters elsewhere.
+#[derive(Clone, Copy)]
+enum Subscript {
+    /// After the command word: `[` is a glob character.
+    Plain,
+    /// Where an assignment may stand: `name[` opens a subscript.
+    AfterName,
+    /// An element of `a=(…)`: a leading `[` opens a subscript.
+    Leading,
+}
+
+/// A here-document whose body starts after the next newline token.
+struct Heredoc {
+    delim: Vec<char>,
+    strip_tabs: bool,
+    /// Unquoted delimiter: the body is expanded, so its substitutions run.
+    expand: bool,
+}
+
+struct Parser {
+    chars: Vec<char>,
+    pos: usize,
+    depth: usize,
+    retries: usize,
+    /// Here-documents of the current line whose bodies have not been read yet.
+    pending: Vec<Heredoc>,
+    /// An enclosing level has pending here-documents: a newline here would make it
+    /// ambiguous where their bodies start, so it is refused.
+    outer_pending: bool,
+    /// How many `$(…)`, `<(…)` or `>(…)` enclose the cursor, and how many of those are
+    /// inside double quotes.
+    in_substitution: usize,
+    in_quoted_substitution: usize,
+}
+
+impl Parser {
+    fn new(chars: Vec<char>, depth: usize, retries: usize, outer_pending: bool) -> Self {
+        Parser {
+            chars,
+            pos: 0,
+            depth,
+            retries,
+            pending: Vec::new(),
+            outer_pending,
+            in_substitution: 0,
+            in_quoted_substitution: 0,
+        }
+    }
+
+    /// A parser for text taken out of this one (backtick bodies, here-document bodies).
+    /// It inherits depth and retries so the limits hold across the split.
+    fn sub(&self, chars: Vec<char>) -> Parser {
+        let outer = self.outer_pending || !self.pending.is_empty();
+        Parser::new(chars, self.depth + 1, self.retries, outer)
+    }
+
+    fn parse_program(&mut self) -> PResult<Vec<Check>> {
+        let mut out = Vec::new();
+        self.parse_list(&mut out)?;
+        if self.pos < self.chars.len() || !self.pending.is_empty() {
+            return Err(ParseError);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,484 @@
+//! Words: quoting, expansions, substitutions, arithmetic and ANSI-C quotes.
+
+use super::rules::*;
+use super::*;
+
+impl Parser {
+    // ----- words ------------------------------------------------------------------------
+
+    /// One word at the cursor, or None when an operator or the end is there.
+    pub(super) fn scan_word(&mut self, mode: Subscript) -> PResult<Option<Word>> {
+        let start = self.pos;
+        let mut w = Word::new();
+        let (mut bracket, mut brace) = (false, false);
+        let mut name_so_far = true;
+        while let Some(c) = self.peek() {
+            let at_start = self.pos == start;
+            let subscript = match mode {
+                Subscript::Plain => false,
+                Subscript::AfterName => name_so_far && !at_start,
+                Subscript::Leading => at_start,
+            };
+            if is_meta(c) && !self.at_word() {
+                break;
+            }
+            name_so_far &= if at_start {
+                is_name_start(c)
+            } else {
+                is_name_char(c)
+            };
+            match c {
+                '[' if subscript => self.scan_subscript(&mut w)?,
+                '\\' => self.scan_backslash(&mut w)?,
+                '\'' => self.scan_single(&mut w)?,
+                '"' => self.scan_dquote(&mut w)?,
+                '$' => self.scan_dollar(&mut w, false)?,
+                '`' => self.scan_backtick(&mut w, false)?,
+                '<' | '>' => self.scan_procsub(&mut w)?,
+                _ => {
+                    // Unquoted characters that make the word expand to something else.
+                    let expands = match c {
+                        '*' | '?' => true,
+                        ']' => bracket,
+                        '}' => brace,
+                        '~' => at_start,
+                        _ => false,
+                    };
+                    bracket |= c == '[';
+                    brace |= c == '{';
+                    w.literal &= !expands;
+                    w.value.push(c);
+                    self.advance(1);
+                }
+            }
+        }
+        if self.pos == start {
+            return Ok(None);
+        }
+        w.raw = self.text_from(start);
+        Ok(Some(w))
+    }
+
+    /// `name[…]` where bash may read the brackets as one subscript or as glob characters.
+    /// The two readings split the line the same way unless the brackets hold an unquoted
+    /// blank or operator, so such a subscript is refused rather than guessed. Quoted
+    /// parts of a subscript still expand (bash evaluates it arithmetically).
+    pub(super) fn scan_subscript(&mut self, w: &mut Word) -> PResult<()> {
+        self.advance(1);
+        w.literal = false;
+        let mut depth = 0usize;
+        loop {
+            let c = self.peek().ok_or(ParseError)?;
+            match c {
+                '[' => depth += 1,
+                ']' if depth == 0 => {
+                    self.advance(1);
+                    return Ok(());
+                }
+                ']' => depth -= 1,
+                _ if is_meta(c) => return Err(ParseError),
+                _ => {
+                    self.scan_embedded(c, w)?;
+                    continue;
+                }
+            }
+            self.advance(1);
+        }
+    }
+
+    /// `\x` is `x`. A continuation is accepted only where it ends the word: inside one,
+    /// bash joins the pieces before reading them (`$\<newline>(cmd)` is a substitution).
+    pub(super) fn scan_backslash(&mut self, w: &mut Word) -> PResult<()> {
+        match self.peek_at(1) {
+            Some('\n') if !matches!(self.peek_at(2), None | Some(' ' | '\t' | '\n')) => {
+                return Err(ParseError)
+            }
+            Some('\n') => {}
+            Some(c) => w.value.push(c),
+            None => w.value.push('\\'),
+        }
+        self.advance(2);
+        Ok(())
+    }
+
+    pub(super) fn scan_single(&mut self, w: &mut Word) -> PResult<()> {
+        let end = self.find_from(self.pos + 1, '\'').ok_or(ParseError)?;
+        w.value
+            .extend(self.chars.get(self.pos + 1..end).unwrap_or_default());
+        self.pos = end + 1;
+        Ok(())
+    }
+
+    pub(super) fn scan_dquote(&mut self, w: &mut Word) -> PResult<()> {
+        self.advance(1);
+        loop {
+            match self.peek().ok_or(ParseError)? {
+                '"' => {
+                    self.advance(1);
+                    return Ok(());
+                }
+                '\\' => match self.peek_at(1) {
+                    Some('\n') if self.continuation_after_dollar() => return Err(ParseError),
+                    Some('\n') => self.advance(2),
+                    Some(c @ ('$' | '`' | '"' | '\\')) => {
+                        w.value.push(c);
+                        self.advance(2);
+                    }
+                    _ => {
+                        w.value.push('\\');
+                        self.advance(1);
+                    }
+                },
+                '$' => self.scan_dollar(w, true)?,
+                '`' => self.scan_backtick(w, true)?,
+                c => {
+                    w.value.push(c);
+                    self.advance(1);
+                }
+            }
+        }
+    }
+
+    /// Everything that starts with `$`. Only `$'…'` keeps a word literal; a `$` that
+    /// starts nothing is an ordinary character. `in_dq`: inside double quotes (or text
+    /// read like them), where `$'` is not a quote.
+    pub(super) fn scan_dollar(&mut self, w: &mut Word, in_dq: bool) -> PResult<()> {
+        match self.peek_at(1) {
+            Some('(') if self.peek_at(2) == Some('(') => return self.scan_dollar_arith(w, in_dq),
+            Some('(') => {
+                self.advance(2);
+                return self.nested_list(w, in_dq);
+            }
+            Some('{') => return self.scan_param(w),
+            Some('[') => {
+                self.advance(2);
+                if !self.scan_arith('[', ']', false, w)? {
+                    return Err(ParseError);
+                }
+            }
+            Some('\'') if !in_dq => return self.scan_ansi(w),
+            // bash translates `$"…"` through a message catalog chosen by variables,
+            // and expands the translation: its text is not known before the line runs.
+            Some('"') if !in_dq => return Err(ParseError),
+            Some(c) if is_name_start(c) => {
+                self.advance(1);
+                while self.peek().is_some_and(is_name_char) {
+                    self.advance(1);
+                }
+            }
+            Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => self.advance(2),
+            _ => {
+                w.value.push('$');
+                self.advance(1);
+                return Ok(());
+            }
+        }
+        w.literal = false;
+        Ok(())
+    }
+
+    /// `$((…))`, or, when it is not arithmetic after all, `$(` followed by a subshell.
+    pub(super) fn scan_dollar_arith(&mut self, w: &mut Word, in_dq: bool) -> PResult<()> {
+        let start = self.pos;
+        self.advance(3);
+        let mut arith = Word::new();
+        if self.scan_arith('(', ')', true, &mut arith)? {
+            w.inner.append(&mut arith.inner);
+            w.literal = false;
+            return Ok(());
+        }
+        self.spend_retry()?;
+        let bash_end = self.paren_extent(start + 2)?;
+        self.pos = start + 2;
+        self.nested_list(w, in_dq)?;
+        if self.pos != bash_end {
+            return Err(ParseError);
+        }
+        Ok(())
+    }
+
+    /// Where bash ends a `$((…)` that is not arithmetic: it matches the parentheses as
+    /// text, skipping quotes and substitutions but not comments, `case` patterns or
+    /// here-documents. When that is not where the command list ends, the two readings
+    /// of everything after it differ, so the caller refuses the line.
+    pub(super) fn paren_extent(&mut self, from: usize) -> PResult<usize> {
+        let saved = self.pos;
+        self.pos = from;
+        let mut scratch = Word::new();
+        let mut depth = 1usize;
+        let end = loop {
+            let c = self.peek().ok_or(ParseError)?;
+            match c {
+                '(' => depth += 1,
+                ')' if depth == 1 => break self.pos + 1,
+                ')' => depth -= 1,
+                _ => {
+                    self.scan_embedded(c, &mut scratch)?;
+                    continue;
+                }
+            }
+            self.advance(1);
+        };
+        self.pos = saved;
+        Ok(end)
+    }
+
+    pub(super) fn scan_procsub(&mut self, w: &mut Word) -> PResult<()> {
+        self.advance(2);
+        self.nested_list(w, false)
+    }
+
+    /// The command list of `$(…)`, `<(…)` or `>(…)` up to its `)`, read recursively as
+    /// bash 5 does (so `case` patterns and comments inside work).
+    pub(super) fn nested_list(&mut self, w: &mut Word, in_dq: bool) -> PResult<()> {
+        let mut inner = Vec::new();
+        self.in_substitution += 1;
+        self.in_quoted_substitution += usize::from(in_dq);
+        self.own_heredocs(|p| p.parse_list(&mut inner))?;
+        self.in_substitution -= 1;
+        self.in_quoted_substitution -= usize::from(in_dq);
+        self.expect(')')?;
+        w.inner.append(&mut inner);
+        w.literal = false;
+        Ok(())
+    }
+
+    /// Arithmetic text after its opening bracket, up to `close` (doubled when `double`).
+    /// Names in it are variables, not commands, but its substitutions run. Ok(false):
+    /// a lone `)` showed this was not arithmetic (`$((cmd) …)`).
+    pub(super) fn scan_arith(
+        &mut self,
+        open: char,
+        close: char,
+        double: bool,
+        w: &mut Word,
+    ) -> PResult<bool> {
+        let start = self.pos;
+        self.nested(|p| {
+            let mut depth = 0usize;
+            loop {
+                let c = p.peek().ok_or(ParseError)?;
+                if c == open {
+                    depth += 1;
+                } else if c == close && depth > 0 {
+                    depth -= 1;
+                } else if c == close {
+                    if !double {
+                        p.advance(1);
+                        return Ok(true);
+                    }
+                    if p.peek_at(1) != Some(close) {
+                        return Ok(false);
+                    }
+                    let body = p.chars.get(start..p.pos).unwrap_or_default();
+                    if !plain_arithmetic(body) {
+                        return Err(ParseError);
+                    }
+                    p.advance(2);
+                    return Ok(true);
+                } else {
+                    p.scan_embedded(c, w)?;
+                    continue;
+                }
+                p.advance(1);
+            }
+        })
+    }
+
+    /// One element of text where quotes delimit but everything still expands, as in
+    /// arithmetic, subscripts and double-quoted `${…}`: even `'$(cmd)'` runs there.
+    pub(super) fn scan_embedded(&mut self, c: char, w: &mut Word) -> PResult<()> {
+        match c {
+            '\\' if self.peek_at(1) == Some('\n') => return Err(ParseError),
+            '\\' => self.advance(2),
+            '\'' => return self.scan_expanding_single(w),
+            '"' => return self.scan_dquote(w),
+            '$' if self.peek_at(1) == Some('\'') => {
+                // `$'…'` delimits with its escapes; its text is evaluated like the rest.
+                let mut quoted = Word::new();
+                self.scan_ansi(&mut quoted)?;
+                let checks = self.scan_text(quoted.value.chars().collect())?;
+                w.inner.extend(checks);
+            }
+            '$' => return self.scan_dollar(w, true),
+            '`' => return self.scan_backtick(w, true),
+            _ => self.advance(1),
+        }
+        Ok(())
+    }
+
+    pub(super) fn scan_expanding_single(&mut self, w: &mut Word) -> PResult<()> {
+        let start = self.pos + 1;
+        let end = self.find_from(start, '\'').ok_or(ParseError)?;
+        let text = self.chars.get(start..end).unwrap_or_default().to_vec();
+        self.pos = end + 1;
+        let checks = self.scan_text(text)?;
+        w.inner.extend(checks);
+        Ok(())
+    }
+
+    /// `${…}`. Quotes inside delimit, but do not hide substitutions: bash evaluates
+    /// subscripts and offsets arithmetically, so `${a['$(cmd)']}` runs cmd.
+    pub(super) fn scan_param(&mut self, w: &mut Word) -> PResult<()> {
+        if matches!(self.peek_at(2), Some(' ' | '\t' | '\n' | '|')) {
+            return Err(ParseError); // bash 5.3 runs `${ cmd; }` and `${| cmd; }`
+        }
+        self.advance(2);
+        w.literal = false;
+        let start = self.pos;
+        self.nested(|p| loop {
+            match p.peek().ok_or(ParseError)? {
+                '}' => return Ok(()),
+                // bash reads a process substitution here by rules of its own
+                '<' | '>' if p.peek_at(1) == Some('(') => return Err(ParseError),
+                c => p.scan_embedded(c, w)?,
+            }
+        })?;
+        let body = self.chars.get(start..self.pos).unwrap_or_default();
+        if body.windows(2).any(|pair| pair == ['@', 'P']) {
+            return Err(ParseError); // prompt expansion runs substitutions in the value
+        }
+        self.advance(1);
+        Ok(())
+    }
+
+    /// `` `…` ``: the body, with its backslash escapes undone, is parsed as a line.
+    pub(super) fn scan_backtick(&mut self, w: &mut Word, in_dq: bool) -> PResult<()> {
+        self.advance(1);
+        let mut body = Vec::new();
+        loop {
+            match (self.peek().ok_or(ParseError)?, self.peek_at(1)) {
+                ('`', _) => break,
+                ('\\', Some(n)) => {
+                    let escapes = matches!(n, '$' | '`' | '\\') || (in_dq && n == '"');
+                    if !escapes {
+                        body.push('\\');
+                    }
+                    body.push(n);
+                    self.advance(2);
+                }
+                ('\\', None) => return Err(ParseError),
+                (c, _) => {
+                    body.push(c);
+                    self.advance(1);
+                }
+            }
+        }
+        self.advance(1);
+        let mut sub = self.sub(body);
+        let result = sub.parse_program();
+        self.retries = sub.retries;
+        w.inner.extend(result?);
+        w.literal = false;
+        Ok(())
+    }
+
+    /// The substitutions of text that expands like a double-quoted string without the
+    /// quotes (an expanded here-document body, a quoted span in arithmetic).
+    pub(super) fn scan_text(&mut self, text: Vec<char>) -> PResult<Vec<Check>> {
+        let mut sub = self.sub(text);
+        let mut w = Word::new();
+        let result = sub.nested(|p| {
+            while let Some(c) = p.peek() {
+                match c {
+                    '\\' if p.peek_at(1) == Some('\n') && p.continuation_after_dollar() => {
+                        return Err(ParseError)
+                    }
+                    '\\' => p.advance(2),
+                    '$' => p.scan_dollar(&mut w, true)?,
+                    '`' => p.scan_backtick(&mut w, true)?,
+                    _ => p.advance(1),
+                }
+            }
+            Ok(())
+        });
+        self.retries = sub.retries;
+        result.map(|()| w.inner)
+    }
+
+    /// `$'…'`, decoded so that `$'\x72m'` is seen as `rm`. Decoded bytes that are not
+    /// characters (and NUL, where bash cuts the word) make the word non-literal.
+    pub(super) fn scan_ansi(&mut self, w: &mut Word) -> PResult<()> {
+        self.advance(2);
+        loop {
+            match self.peek().ok_or(ParseError)? {
+                '\'' => {
+                    self.advance(1);
+                    return Ok(());
+                }
+                '\\' => {
+                    self.advance(1);
+                    self.ansi_escape(w)?;
+                }
+                c => {
+                    w.value.push(c);
+                    self.advance(1);
+                }
+            }
+        }
+    }
+
+    pub(super) fn ansi_escape(&mut self, w: &mut Word) -> PResult<()> {
+        let c = self.peek().ok_or(ParseError)?;
+        self.advance(1);
+        let simple = match c {
+            'a' => Some('\x07'),
+            'b' => Some('\x08'),
+            'e' | 'E' => Some('\x1b'),
+            'f' => Some('\x0c'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            'v' => Some('\x0b'),
+            '\\' | '\'' | '"' | '?' => Some(c),
+            _ => None,
+        };
+        if let Some(decoded) = simple {
+            w.value.push(decoded);
+            return Ok(());
+        }
+        let (code, byte) = match c {
+            '0'..='7' => (self.take_digits(8, 2, c.to_digit(8)), true),
+            'x' => (self.take_digits(16, 2, None), true),
+            'u' => (self.take_digits(16, 4, None), false),
+            'U' => (self.take_digits(16, 8, None), false),
+            // bash ends the string at a quote even right after `\c`, so that quote (or a
+            // backslash) is not taken as the control character.
+            'c' => match self.peek().ok_or(ParseError)? {
+                '\'' | '\\' => (Some(0), false),
+                x => {
+                    self.advance(1);
+                    (Some(u32::from(x) & 0x1f), false)
+                }
+            },
+            _ => (None, false),
+        };
+        let Some(code) = code else {
+            w.value.push('\\'); // an unknown escape stays as written
+            w.value.push(c);
+            return Ok(());
+        };
+        match char::from_u32(code) {
+            Some(ch) if ch != '\0' && !(byte && code >= 0x80) => w.value.push(ch),
+            _ => w.literal = false,
+        }
+        Ok(())
+    }
+
+    pub(super) fn take_digits(
+        &mut self,
+        radix: u32,
+        max: usize,
+        first: Option<u32>,
+    ) -> Option<u32> {
+        let mut value = first;
+        for _ in 0..max {
+            let Some(d) = self.peek().and_then(|c| c.to_digit(radix)) else {
+                break;
+            };
+            value = Some(value.unwrap_or(0).wrapping_mul(radix).wrapping_add(d));
+            self.advance(1);
+        }
+        value
+    }
+}
