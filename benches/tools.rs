@@ -91,6 +91,13 @@ fn row(case: &str, ours: &str, baseline: &str, ratio: &str, target: &str) {
     println!("| {case} | {ours} | {baseline} | {ratio} | {target} |");
 }
 
+/// A row of a time beside the time it is made of (a grace, a window) and
+/// what it adds.
+fn over(case: &str, ours: Duration, floor: Duration, target: &str) {
+    let extra = format!("+{}", ms(ours.saturating_sub(floor)));
+    row(case, &ms(ours), &ms(floor), &extra, target);
+}
+
 fn header(title: &str) {
     println!("\n### {title}\n");
     println!("| case | bashtools | baseline | ratio | target |");
@@ -390,20 +397,8 @@ fn kill_latency(mode: &Mode) {
         "`kill_shell` of a group ignoring SIGTERM, kill_grace {}",
         ms(grace)
     ));
-    row(
-        "median",
-        &ms(s.median),
-        &ms(grace),
-        &format!("+{}", ms(s.median.saturating_sub(grace))),
-        "<= grace + 20 ms",
-    );
-    row(
-        "p99",
-        &ms(s.p99),
-        &ms(grace),
-        &format!("+{}", ms(s.p99.saturating_sub(grace))),
-        "",
-    );
+    over("median", s.median, grace, "<= grace + 20 ms");
+    over("p99", s.p99, grace, "");
 }
 
 /// A monitor fed short lines, beside `bash -c 'CMD > /dev/null'`; and the
@@ -513,18 +508,11 @@ fn monitor_lines(mode: &Mode) {
         "",
         "flat",
     );
-    row(
+    over(
         "line → notification, median",
-        &ms(l.median),
-        &ms(window),
-        &format!("+{}", ms(l.median.saturating_sub(window))),
+        l.median,
+        window,
         "<= batch_window + 5 ms",
     );
-    row(
-        "line → notification, p99",
-        &ms(l.p99),
-        &ms(window),
-        &format!("+{}", ms(l.p99.saturating_sub(window))),
-        "",
-    );
+    over("line → notification, p99", l.p99, window, "");
 }

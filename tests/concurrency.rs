@@ -64,22 +64,6 @@ fn status_of(text: &str) -> &str {
         .unwrap_or("?")
 }
 
-/// Reads a pid file once its writer is done with it.
-fn read_pid(file: &Path) -> u32 {
-    let mut pid = 0;
-    wait_until(
-        "a command has written its pid",
-        || match std::fs::read_to_string(file) {
-            Ok(s) if s.ends_with('\n') => {
-                pid = s.trim().parse().expect("a pid");
-                true
-            }
-            _ => false,
-        },
-    );
-    pid
-}
-
 /// One worker: returns the IDs it was given and the pgids it started.
 fn worker(tools: &BashTools, t: usize, dir: &Path) -> (Vec<String>, Vec<u32>) {
     let mut ids = Vec::new();

@@ -12,22 +12,6 @@ use serde_json::json;
 
 const CAP_TEXT: &str = "[The command was stopped: its output passed the limit of";
 
-/// Waits until a command has written its `$$` (and a newline) to `file`.
-fn read_pid(file: &std::path::Path) -> u32 {
-    let mut pid = 0;
-    wait_until(
-        "the command has written its pid",
-        || match std::fs::read_to_string(file) {
-            Ok(s) if s.ends_with('\n') => {
-                pid = s.trim().parse().expect("a pid");
-                true
-            }
-            _ => false,
-        },
-    );
-    pid
-}
-
 /// How many live members of group `pgid` run `sleep`.
 fn sleeps_in_group(pgid: u32) -> usize {
     live_in_group(pgid)

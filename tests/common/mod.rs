@@ -156,3 +156,19 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Waits until a command has written its `$$` (and a newline) to `file`.
+pub fn read_pid(file: &std::path::Path) -> u32 {
+    let mut pid = 0;
+    wait_until(
+        "a command has written its pid",
+        || match std::fs::read_to_string(file) {
+            Ok(s) if s.ends_with('\n') => {
+                pid = s.trim().parse().expect("a pid");
+                true
+            }
+            _ => false,
+        },
+    );
+    pid
+}
