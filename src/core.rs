@@ -265,6 +265,9 @@ impl Core {
     /// already been reaped (what ended commands left running).
     fn stop_groups(&self, keys: &[u64], mut pgids: HashSet<u32>, reason: StopReason) -> Vec<u64> {
         let mut marked = Vec::new();
+        // Only spawned shells are waited for: one still being spawned by
+        // another thread (pid 0) is stopped by that thread (see `start`).
+        let mut spawned = Vec::new();
         {
             let mut inner = self.table.lock();
             for &key in keys {
@@ -274,6 +277,7 @@ impl Core {
                 if shell.pid == 0 {
                     continue;
                 }
+                spawned.push(key);
                 if shell.is_running() {
                     shell.stop.get_or_insert(reason);
                     marked.push(key);
@@ -286,7 +290,7 @@ impl Core {
         }
         let deadline = Instant::now() + self.config.kill_grace;
         let inner = self.table.lock();
-        let (inner, _) = self.table.wait_exited(inner, keys, Some(deadline));
+        let (inner, _) = self.table.wait_exited(inner, &spawned, Some(deadline));
         drop(inner);
         let left = group::wait_gone(&pgids, deadline);
         if !left.is_empty() {
@@ -295,7 +299,7 @@ impl Core {
             }
             let after = Instant::now() + AFTER_KILL;
             let inner = self.table.lock();
-            let (inner, _) = self.table.wait_exited(inner, keys, Some(after));
+            let (inner, _) = self.table.wait_exited(inner, &spawned, Some(after));
             drop(inner);
             group::wait_gone(&left, after);
         }
