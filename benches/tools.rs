@@ -91,6 +91,11 @@ fn row(case: &str, ours: &str, baseline: &str, ratio: &str, target: &str) {
     println!("| {case} | {ours} | {baseline} | {ratio} | {target} |");
 }
 
+/// A row of a time beside its baseline's, with their ratio.
+fn versus(case: &str, ours: Duration, base: Duration, target: &str) {
+    row(case, &ms(ours), &ms(base), &ratio(ours, base), target);
+}
+
 /// A row of a time beside the time it is made of (a grace, a window) and
 /// what it adds.
 fn over(case: &str, ours: Duration, floor: Duration, target: &str) {
@@ -194,14 +199,8 @@ fn fg_true(mode: &Mode) {
     }
     let (o, b) = (stats(ours), stats(base));
     header(&format!("foreground `bash` of `true`, {n} times"));
-    row(
-        "median",
-        &ms(o.median),
-        &ms(b.median),
-        &ratio(o.median, b.median),
-        "<= 1.10x",
-    );
-    row("p99", &ms(o.p99), &ms(b.p99), &ratio(o.p99, b.p99), "");
+    versus("median", o.median, b.median, "<= 1.10x");
+    versus("p99", o.p99, b.p99, "");
 }
 
 /// A command printing 1 GiB (a quarter in quick mode), beside `bash -c 'CMD > file'`.
@@ -235,13 +234,7 @@ fn one_gib(mode: &Mode) {
     }
     let (o, b) = (stats(ours), stats(base));
     header(&format!("foreground `bash` printing {} MiB", bytes >> 20));
-    row(
-        "wall, median",
-        &ms(o.median),
-        &ms(b.median),
-        &ratio(o.median, b.median),
-        "<= 1.25x",
-    );
+    versus("wall, median", o.median, b.median, "<= 1.25x");
     row(
         "peak RSS growth over idle",
         &format!("{} KiB", peak_growth),
@@ -485,7 +478,7 @@ fn monitor_lines(mode: &Mode) {
         "monitor: {lines} short lines, batch_window {}",
         ms(window)
     ));
-    row("wall", &ms(wall), &ms(base), &ratio(wall, base), "");
+    versus("wall", wall, base, "");
     row(
         "host CPU per line",
         &format!("{:.0} ns", cpu.as_nanos() as f64 / lines as f64),

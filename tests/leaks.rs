@@ -464,6 +464,20 @@ fn many_short_commands_leave_no_zombie_child() {
     assert!(files.is_empty(), "{files:?}");
 }
 
+/// After a drop, nothing of group `pgid` runs; if something does, it is
+/// killed before the test fails, so it does not outlive the test run.
+fn assert_drop_stopped(pgid: u32) {
+    let left = live_in_group(pgid);
+    if !left.is_empty() {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pgid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        panic!("drop left {left:?} of group {pgid} running");
+    }
+    assert_gone(&[pgid]);
+}
+
 #[test]
 fn drop_after_the_leader_exited_still_stops_the_orphans_left_in_its_group() {
     let tools = tools();
@@ -481,16 +495,7 @@ fn drop_after_the_leader_exited_still_stops_the_orphans_left_in_its_group() {
     // The leader has exited; its orphan sleeps on in its group.
     wait_until("the orphan sleep is running", || sleeps_in_group(pgid) == 1);
     drop(tools);
-    let left = live_in_group(pgid);
-    if !left.is_empty() {
-        // Do not leave it running for the rest of the machine's life.
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pgid as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-        panic!("drop left {left:?} of group {pgid} running");
-    }
-    assert_gone(&[pgid]);
+    assert_drop_stopped(pgid);
 }
 
 #[test]
@@ -501,13 +506,5 @@ fn drop_after_a_foreground_command_returned_stops_what_it_left_in_its_group() {
     let pgid: u32 = r.text.parse().expect("the pid echoed");
     wait_until("the orphan sleep is running", || sleeps_in_group(pgid) == 1);
     drop(tools);
-    let left = live_in_group(pgid);
-    if !left.is_empty() {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pgid as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-        panic!("drop left {left:?} of group {pgid} running");
-    }
-    assert_gone(&[pgid]);
+    assert_drop_stopped(pgid);
 }
