@@ -85,12 +85,15 @@ impl<T: Send + 'static> Pending<T> {
 
 impl<T> Pending<T> {
     /// Blocks until the value is there and returns it.
+    ///
+    /// # Panics
+    /// When the value was already taken (by [`try_take`](Self::try_take) or
+    /// [`wait_timeout`](Self::wait_timeout)): there is nothing left to wait for.
     pub fn wait(mut self) -> T {
-        loop {
-            if let Some(v) = self.wait_deadline(None) {
-                return v;
-            }
-        }
+        // Without a deadline the wait only ends with the value, or with
+        // `None` when it was taken before.
+        self.wait_deadline(None)
+            .expect("Pending waited on after its value was taken")
     }
 
     /// Blocks at most `timeout`; `None` if the value is not there by then
@@ -217,5 +220,36 @@ impl<T> Completer<T> {
     pub(crate) fn is_done(&self) -> bool {
         self.shared.abandoned.load(Ordering::Acquire)
             || !matches!(*self.shared.slot.lock(), Slot::Waiting(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_completion_wins() {
+        let (mut p, c) = Pending::<u32>::new();
+        assert!(p.try_take().is_none());
+        assert!(c.complete_with(|| 1));
+        assert!(!c.complete_with(|| 2));
+        assert!(c.is_done());
+        assert_eq!(p.wait_timeout(Duration::ZERO), Some(1));
+    }
+
+    #[test]
+    fn a_dropped_pending_is_done_for_its_completer() {
+        let (p, c) = Pending::<u32>::new();
+        assert!(!c.is_done());
+        drop(p);
+        assert!(c.is_done());
+    }
+
+    #[test]
+    #[should_panic(expected = "after its value was taken")]
+    fn waiting_after_the_value_was_taken_panics_instead_of_hanging() {
+        let mut p = Pending::ready(7);
+        assert_eq!(p.try_take(), Some(7));
+        p.wait();
     }
 }
