@@ -87,18 +87,19 @@ fn watch_forever(_keep: Sender<()>, never: Receiver<()>) {
         return;
     };
     loop {
-        let Ok(events) = w.inotify.read_events() else {
-            continue;
-        };
-        let mut seen = Vec::new();
-        for e in events {
-            if !seen.contains(&e.wd) {
-                seen.push(e.wd);
+        if let Ok(events) = w.inotify.read_events() {
+            let mut seen = Vec::new();
+            for e in events {
+                if !seen.contains(&e.wd) {
+                    seen.push(e.wd);
+                }
+            }
+            for wd in seen {
+                check(w, wd);
             }
         }
-        for wd in seen {
-            check(w, wd);
-        }
+        // At most one look per THROTTLE, also after a failed read, which
+        // must not turn into a spin.
         let _ = never.recv_timeout(THROTTLE);
     }
 }
