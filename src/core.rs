@@ -15,11 +15,12 @@ use parking_lot::Mutex;
 use crate::caller::Caller;
 use crate::config::Config;
 use crate::monitor::MonitorRun;
-use crate::outdir::OutputDir;
-use crate::reaper::reaper;
-use crate::table::{Ended, Shell, StopReason, Table};
+use crate::os::outdir::OutputDir;
+use crate::os::reaper::reaper;
+use crate::os::{cap, group, spawn};
+use crate::shells::table::{Ended, Shell, StopReason, Table};
 use crate::tasks::{TaskInfo, TaskStatus, Tasks};
-use crate::{cap, gate, group, spawn, texts};
+use crate::{gate, texts};
 
 /// How long to wait for a group to go after SIGKILL. KILL cannot be caught,
 /// so only a process stuck in the kernel (uninterruptible sleep) outlasts it.

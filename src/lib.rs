@@ -69,21 +69,17 @@
 
 mod async_tools;
 mod caller;
-mod cap;
 mod config;
 mod core;
 mod error;
 pub mod gate;
-mod group;
 mod input;
 pub mod mcp;
 mod monitor;
-mod outdir;
+mod os;
 mod output;
 mod pending;
-mod reaper;
-mod spawn;
-mod table;
+mod shells;
 mod tasks;
 mod texts;
 mod timer;
@@ -122,7 +118,7 @@ impl BashTools {
     }
 
     pub(crate) fn from_config(config: config::Config) -> Result<BashTools, Error> {
-        let outdir = outdir::OutputDir::create(&config.output_root)
+        let outdir = os::outdir::OutputDir::create(&config.output_root)
             .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
         Ok(BashTools {
             core: Arc::new(core::Core::new(config, outdir)),

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 use crate::core::Core;
-use crate::table::StopReason;
+use crate::shells::table::StopReason;
 use crate::tasks::{Notification, Tasks};
 use crate::texts;
 

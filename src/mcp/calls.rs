@@ -19,7 +19,7 @@ use super::protocol::{self, Era};
 use super::writer::Writer;
 use crate::caller::Caller;
 use crate::core::Core;
-use crate::table::StopReason;
+use crate::shells::table::StopReason;
 use crate::tools::{self, ToolResult};
 
 /// At most this many calls run at once; more are refused with an error

@@ -10,7 +10,7 @@ use super::ToolResult;
 use crate::caller::Caller;
 use crate::core::{Core, StartSpec};
 use crate::pending::{Completer, Pending};
-use crate::table::{ExitWaiter, Shell, StopReason};
+use crate::shells::table::{ExitWaiter, Shell, StopReason};
 use crate::{input, output, texts, timer};
 
 /// The arguments of a `bash` call, checked.

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::ToolResult;
 use crate::core::Core;
 use crate::pending::{Completer, Pending};
-use crate::table::{ExitWaiter, StopReason};
+use crate::shells::table::{ExitWaiter, StopReason};
 use crate::tasks::{EndWaiter, TaskStatus};
 use crate::{input, output, texts, timer};
 

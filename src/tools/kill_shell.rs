@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::ToolResult;
 use crate::core::Core;
-use crate::table::StopReason;
+use crate::shells::table::StopReason;
 use crate::{input, texts};
 
 pub(crate) fn kill_shell(core: &Arc<Core>, input: &Value) -> ToolResult {

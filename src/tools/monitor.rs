@@ -12,7 +12,8 @@ use super::ToolResult;
 use crate::caller::Caller;
 use crate::core::{Core, StartSpec};
 use crate::monitor::MonitorRun;
-use crate::{group, input, texts};
+use crate::os::group;
+use crate::{input, texts};
 
 pub(crate) fn monitor(core: &Arc<Core>, input: &Value, caller: &Caller) -> ToolResult {
     run(core, input, caller).into()

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::reaper::Exit;
+use crate::os::reaper::Exit;
 
 /// Why we stopped a shell (it then reports `killed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -106,7 +106,7 @@ impl Reaper {
         if !owned.contains_key(&(pid as i32)) {
             return false;
         }
-        crate::group::killpg_checked(pid, signal);
+        crate::os::group::killpg_checked(pid, signal);
         true
     }
 

@@ -19,7 +19,7 @@ use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
 use parking_lot::Mutex;
 
 use crate::core::Core;
-use crate::table::StopReason;
+use crate::shells::table::StopReason;
 
 /// The longest a file is left unchecked while it grows; what a command can
 /// write past the cap is at most its write rate times this.
