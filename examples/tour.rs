@@ -1,12 +1,14 @@
 //! A tour of the shell tools: a foreground command, a timeout that moves a
 //! command to the background, `bash_output` with `block`, `kill_shell`, a
-//! task notification arriving, and a monitor delivering events.
+//! task notification arriving, and a monitor delivering events — through
+//! the JSON tools a model calls, and through the typed API a Rust program
+//! calls (which gives the IDs as values: nothing is read out of a text).
 //!
 //! Run it with `cargo run --example tour`.
 
 use std::time::Duration;
 
-use bashtools::{BashTools, Caller, MonitorOptions, Tasks};
+use bashtools::{BashTools, Caller, Command, MonitorOptions, Outcome, ShellId, Tasks};
 use serde_json::json;
 
 fn show(title: &str, r: &bashtools::ToolResult) {
@@ -51,37 +53,40 @@ fn main() -> Result<(), bashtools::Error> {
         &me,
     );
     show("bash: timeout moves it to the background", &r);
-    let id = r
-        .text
-        .split("(ID: ")
-        .nth(1)
-        .and_then(|s| s.split(')').next())
-        .unwrap_or("bash_1")
-        .to_string();
+    let id = r.task_id.clone().expect("a background shell has an ID");
 
     // 4. bash_output with block waits for the shell to end (woken by its exit).
     let r = tools.bash_output(&json!({"bash_id": id, "block": true, "timeout": 10}));
     show(&format!("bash_output {id} with block"), &r);
 
-    // 5. A background shell with a grandchild, stopped with kill_shell: the
-    //    whole process group goes.
-    let r = tools.bash(
-        &json!({"command": "(sleep 1000 &); sleep 1000", "run_in_background": true}),
+    // 5. The same through the typed API: a background shell with a
+    //    grandchild, stopped with kill: the whole process group goes.
+    let started = tools.run(
+        &Command::new("(sleep 1000 &); sleep 1000").background(true),
         &me,
     );
-    show("bash: run_in_background", &r);
-    let id = r
-        .text
-        .split("ID: ")
-        .nth(1)
-        .and_then(|s| s.split('.').next())
-        .unwrap_or("bash_2")
-        .to_string();
-    println!("   background pids: {:?}\n", tools.background_pids());
-    let r = tools.kill_shell(&json!({"shell_id": id}));
-    show(&format!("kill_shell {id}"), &r);
-    let r = tools.bash_output(&json!({"bash_id": id}));
-    show(&format!("bash_output {id} after kill_shell"), &r);
+    let id: ShellId = match started {
+        Ok(Outcome::Background(b)) => {
+            println!(
+                "── run (typed): {} writes to {}",
+                b.id(),
+                b.output_file().display()
+            );
+            b.id().clone()
+        }
+        other => panic!("expected a background shell, got {other:?}"),
+    };
+    println!("   background pids: {:?}", tools.background_pids());
+    match tools.kill(&id) {
+        Ok(info) => println!(
+            "── kill (typed) {id}: status {}, exit code {:?}\n",
+            info.status(),
+            info.exit_code()
+        ),
+        Err(e) => println!("── kill (typed) {id}: {e}\n"),
+    }
+    let r = tools.kill_shell(&json!({"shell_id": id.as_str()}));
+    show(&format!("kill_shell {id} again (JSON)"), &r);
 
     // 6. Every background shell that ends sends one notification to the
     //    recipient of the call that started it.

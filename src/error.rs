@@ -12,11 +12,34 @@ use std::path::PathBuf;
 /// Why a [`BashTools`](crate::BashTools) could not be built.
 #[derive(Debug)]
 pub struct Error {
-    kind: ErrorKind,
+    kind: Repr,
+}
+
+/// What kind of [`Error`] it is, for a caller that acts on it.
+///
+/// ```
+/// let err = bashtools::BashTools::builder()
+///     .working_directory("/no/such/dir")
+///     .build()
+///     .unwrap_err();
+/// assert_eq!(err.kind(), bashtools::ErrorKind::WorkingDirectoryMissing);
+/// assert_eq!(err.path(), Some(std::path::Path::new("/no/such/dir")));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The configured working directory does not exist.
+    WorkingDirectoryMissing,
+    /// The configured working directory exists but is not a directory.
+    WorkingDirectoryNotADirectory,
+    /// The process's own current directory could not be read.
+    CurrentDirectory,
+    /// The private directory for output files could not be made.
+    OutputDirectory,
 }
 
 #[derive(Debug)]
-enum ErrorKind {
+enum Repr {
     /// The configured working directory does not exist.
     WorkingDirectoryMissing(PathBuf),
     /// The configured working directory exists but is not a directory.
@@ -31,25 +54,47 @@ enum ErrorKind {
 impl Error {
     pub(crate) fn working_directory_missing(path: PathBuf) -> Self {
         Error {
-            kind: ErrorKind::WorkingDirectoryMissing(path),
+            kind: Repr::WorkingDirectoryMissing(path),
         }
     }
 
     pub(crate) fn working_directory_not_a_directory(path: PathBuf) -> Self {
         Error {
-            kind: ErrorKind::WorkingDirectoryNotADirectory(path),
+            kind: Repr::WorkingDirectoryNotADirectory(path),
         }
     }
 
     pub(crate) fn current_directory(err: io::Error) -> Self {
         Error {
-            kind: ErrorKind::CurrentDirectory(err),
+            kind: Repr::CurrentDirectory(err),
         }
     }
 
     pub(crate) fn output_directory(path: PathBuf, err: io::Error) -> Self {
         Error {
-            kind: ErrorKind::OutputDirectory(path, err),
+            kind: Repr::OutputDirectory(path, err),
+        }
+    }
+}
+
+impl Error {
+    /// What kind of error it is.
+    pub fn kind(&self) -> ErrorKind {
+        match self.kind {
+            Repr::WorkingDirectoryMissing(_) => ErrorKind::WorkingDirectoryMissing,
+            Repr::WorkingDirectoryNotADirectory(_) => ErrorKind::WorkingDirectoryNotADirectory,
+            Repr::CurrentDirectory(_) => ErrorKind::CurrentDirectory,
+            Repr::OutputDirectory(..) => ErrorKind::OutputDirectory,
+        }
+    }
+
+    /// The path the error is about, if any.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match &self.kind {
+            Repr::WorkingDirectoryMissing(p)
+            | Repr::WorkingDirectoryNotADirectory(p)
+            | Repr::OutputDirectory(p, _) => Some(p),
+            Repr::CurrentDirectory(_) => None,
         }
     }
 }
@@ -57,16 +102,16 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            ErrorKind::WorkingDirectoryMissing(p) => {
+            Repr::WorkingDirectoryMissing(p) => {
                 write!(f, "working directory does not exist: {}", p.display())
             }
-            ErrorKind::WorkingDirectoryNotADirectory(p) => {
+            Repr::WorkingDirectoryNotADirectory(p) => {
                 write!(f, "working directory is not a directory: {}", p.display())
             }
-            ErrorKind::CurrentDirectory(e) => {
+            Repr::CurrentDirectory(e) => {
                 write!(f, "cannot read the current directory: {e}")
             }
-            ErrorKind::OutputDirectory(p, e) => {
+            Repr::OutputDirectory(p, e) => {
                 write!(
                     f,
                     "cannot create the private output directory in {}: {e}",
@@ -80,7 +125,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            ErrorKind::CurrentDirectory(e) | ErrorKind::OutputDirectory(_, e) => Some(e),
+            Repr::CurrentDirectory(e) | Repr::OutputDirectory(_, e) => Some(e),
             _ => None,
         }
     }

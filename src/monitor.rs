@@ -14,73 +14,15 @@
 use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
-use crate::core::Core;
-use crate::shells::table::StopReason;
+use crate::config::MonitorOptions;
+use crate::shells::{Key, StopReason, Supervisor};
+use crate::status::TaskStatus;
 use crate::tasks::{Notification, Tasks};
 use crate::texts;
-
-/// How every monitor batches its lines (SPEC section 7).
-///
-/// ```
-/// use std::time::Duration;
-/// let opts = bashtools::MonitorOptions::default()
-///     .batch_window(Duration::from_millis(50))
-///     .burst_limit(5);
-/// assert_eq!(opts.line_limit, 500);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MonitorOptions {
-    /// Lines within this window after the first go out as one notification,
-    /// so a multi-line event arrives whole (200 ms).
-    pub batch_window: Duration,
-    /// At most this many lines in one notification; the rest of the window
-    /// are counted and reported as suppressed (20).
-    pub burst_limit: usize,
-    /// A longer line is cut and ends with `...(truncated)`; a line that never
-    /// ends holds no more than this in memory (500 characters).
-    pub line_limit: usize,
-    /// A monitor that suppressed lines in every window for this long is
-    /// stopped (30 s).
-    pub flood_timeout: Duration,
-}
-
-impl Default for MonitorOptions {
-    fn default() -> Self {
-        MonitorOptions {
-            batch_window: Duration::from_millis(200),
-            burst_limit: 20,
-            line_limit: 500,
-            flood_timeout: Duration::from_secs(30),
-        }
-    }
-}
-
-impl MonitorOptions {
-    /// Sets [`batch_window`](Self::batch_window).
-    pub fn batch_window(mut self, d: Duration) -> Self {
-        self.batch_window = d;
-        self
-    }
-    /// Sets [`burst_limit`](Self::burst_limit).
-    pub fn burst_limit(mut self, n: usize) -> Self {
-        self.burst_limit = n;
-        self
-    }
-    /// Sets [`line_limit`](Self::line_limit).
-    pub fn line_limit(mut self, chars: usize) -> Self {
-        self.line_limit = chars;
-        self
-    }
-    /// Sets [`flood_timeout`](Self::flood_timeout).
-    pub fn flood_timeout(mut self, d: Duration) -> Self {
-        self.flood_timeout = d;
-        self
-    }
-}
 
 /// Splits bytes into lines, cutting each at `limit` characters. Memory is
 /// bounded by the limit whatever the input: the rest of a long line is
@@ -238,15 +180,17 @@ impl Batcher {
 
 /// Everything the reader thread of one monitor needs.
 pub(crate) struct MonitorRun {
-    pub core: Arc<Core>,
+    pub shells: Arc<Supervisor>,
+    pub options: MonitorOptions,
     pub tasks: Tasks,
-    pub key: u64,
+    pub key: Key,
     pub id: String,
     pub description: String,
     pub recipient: String,
     pub call: Option<String>,
     pub output: std::path::PathBuf,
-    pub deadline: Instant,
+    /// `None`: no deadline (a timeout too long to be a point in time).
+    pub deadline: Option<Instant>,
     /// The read end of the command's stdout pipe, non-blocking.
     pub stdout: std::fs::File,
     /// Readable once the leader has exited; `None` on kernels without pidfds.
@@ -264,7 +208,7 @@ enum End {
 impl MonitorRun {
     /// The reader thread's body: read, batch, notify; then the end notice.
     pub(crate) fn run(self) {
-        let opts = self.core.config.monitor_options.clone();
+        let opts = self.options.clone();
         let mut batcher = Batcher::new(opts.clone());
         let mut lines = Lines::new(opts.line_limit);
         let end = self.read(&mut batcher, &mut lines);
@@ -279,27 +223,25 @@ impl MonitorRun {
             End::Stream => None,
             End::TimedOut => {
                 self.send_event(&[texts::MONITOR_TIMED_OUT.to_string()]);
-                self.core.stop(&[self.key], StopReason::MonitorTimeout);
+                self.shells.stop(&[self.key], StopReason::MonitorTimeout);
                 None
             }
             End::Flood => {
-                self.core.stop(&[self.key], StopReason::Flood);
+                self.shells.stop(&[self.key], StopReason::Flood);
                 Some(texts::flood_reason(opts.flood_timeout))
             }
         };
         // The stream can end before the leader does (it closed its stdout):
         // the monitor lasts until the leader exits, or its deadline.
         let exited = {
-            let inner = self.core.table.lock();
-            let (_, exited) = self
-                .core
-                .table
-                .wait_exited(inner, &[self.key], Some(self.deadline));
+            let table = self.shells.table();
+            let inner = table.lock();
+            let (_, exited) = table.wait_exited(inner, &[self.key], self.deadline);
             exited
         };
         if !exited {
             self.send_event(&[texts::MONITOR_TIMED_OUT.to_string()]);
-            self.core.stop(&[self.key], StopReason::MonitorTimeout);
+            self.shells.stop(&[self.key], StopReason::MonitorTimeout);
         }
         self.send_end(why.as_deref());
     }
@@ -309,7 +251,7 @@ impl MonitorRun {
         let mut leader_gone = false;
         loop {
             let now = Instant::now();
-            if now >= self.deadline {
+            if self.deadline.is_some_and(|d| now >= d) {
                 return End::TimedOut;
             }
             if batcher.window_end().is_some_and(|end| now >= end) {
@@ -332,19 +274,22 @@ impl MonitorRun {
                     _ => return End::Stream,
                 }
             }
-            let wake = batcher
-                .window_end()
-                .map_or(self.deadline, |e| e.min(self.deadline));
-            let ms = wake
-                .saturating_duration_since(now)
-                .as_millis()
-                .min(i32::MAX as u128) as i32;
+            let wake = crate::deadline::min(batcher.window_end(), self.deadline);
+            let ms = wake.map_or(-1, |w| {
+                w.saturating_duration_since(now)
+                    .as_millis()
+                    .min(i32::MAX as u128) as i32
+            });
             let mut fds = vec![PollFd::new(self.stdout.as_fd(), PollFlags::POLLIN)];
             if let Some(leader) = &self.leader {
                 fds.push(PollFd::new(leader.as_fd(), PollFlags::POLLIN));
             }
             // Round up so a window's end is not missed by a millisecond.
-            let timeout = PollTimeout::try_from(ms.saturating_add(1)).unwrap_or(PollTimeout::MAX);
+            let timeout = if ms < 0 {
+                PollTimeout::NONE
+            } else {
+                PollTimeout::try_from(ms.saturating_add(1)).unwrap_or(PollTimeout::MAX)
+            };
             match poll(&mut fds, timeout) {
                 Ok(0) | Err(_) => continue,
                 Ok(_) => {}
@@ -385,12 +330,11 @@ impl MonitorRun {
 
     fn send_end(&self, why: Option<&str>) {
         let (status, code) = {
-            let inner = self.core.table.lock();
+            let inner = self.shells.table().lock();
             inner
-                .shells
-                .get(&self.key)
+                .get(self.key)
                 .map(|s| (s.status(), s.exit_code().unwrap_or(-1)))
-                .unwrap_or(("killed", -1))
+                .unwrap_or((TaskStatus::Killed, -1))
         };
         let summary = texts::monitor_summary(&self.description, status, code, why);
         let text = texts::end_notification(
@@ -407,6 +351,7 @@ impl MonitorRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn opts() -> MonitorOptions {
         MonitorOptions::default()

@@ -45,6 +45,33 @@ struct Shared<T> {
 /// ```
 pub struct Pending<T> {
     shared: Arc<Shared<T>>,
+    canceller: Option<Canceller>,
+}
+
+/// Stops the work a [`Pending`] waits for (from [`Pending::canceller`]).
+/// `Clone + Send + Sync`: hand it to whichever thread learns of the
+/// cancellation.
+#[derive(Clone)]
+pub struct Canceller(Arc<dyn Fn() + Send + Sync>);
+
+impl Canceller {
+    pub(crate) fn new(f: impl Fn() + Send + Sync + 'static) -> Canceller {
+        Canceller(Arc::new(f))
+    }
+
+    /// Stops the work: for a foreground `bash` command, its whole group
+    /// (TERM, `kill_grace`, KILL), after which the `Pending` completes with
+    /// the command's result (`Exit code 143`…). Blocks until it is stopped;
+    /// calling it again, or after the work ended, does nothing.
+    pub fn cancel(&self) {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Canceller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Canceller")
+    }
 }
 
 /// The other end of a [`Pending`]: completes it once; later completions are ignored.
@@ -77,6 +104,7 @@ impl<T: Send + 'static> Pending<T> {
         (
             Pending {
                 shared: shared.clone(),
+                canceller: None,
             },
             Completer { shared },
         )
@@ -84,6 +112,19 @@ impl<T: Send + 'static> Pending<T> {
 }
 
 impl<T> Pending<T> {
+    /// Gives the pending a way to stop its work.
+    pub(crate) fn with_canceller(mut self, canceller: Canceller) -> Pending<T> {
+        self.canceller = Some(canceller);
+        self
+    }
+
+    /// A handle that stops the work this pending waits for, when that work
+    /// can be stopped (a foreground `bash` command); `None` otherwise (the
+    /// answer was known at once, or the work is not ours to stop).
+    pub fn canceller(&self) -> Option<Canceller> {
+        self.canceller.clone()
+    }
+
     /// Blocks until the value is there and returns it.
     ///
     /// # Panics
@@ -99,7 +140,8 @@ impl<T> Pending<T> {
     /// Blocks at most `timeout`; `None` if the value is not there by then
     /// (the `Pending` can be waited on again).
     pub fn wait_timeout(&mut self, timeout: Duration) -> Option<T> {
-        self.wait_deadline(Some(Instant::now() + timeout))
+        // A timeout too long to be a point in time is no deadline.
+        self.wait_deadline(Instant::now().checked_add(timeout))
     }
 
     /// The value if it is there, without blocking.

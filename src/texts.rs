@@ -6,6 +6,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::status::TaskStatus;
+
 /// §4 bash: a missing, mistyped, empty or blank `command`.
 pub(crate) const NO_COMMAND: &str =
     "No command given: the command parameter must be a non-empty string";
@@ -72,7 +74,7 @@ pub(crate) fn no_task(id: &str) -> String {
 }
 
 /// §4 kill_shell: the shell has ended already.
-pub(crate) fn not_running(id: &str, status: &str) -> String {
+pub(crate) fn not_running(id: &str, status: TaskStatus) -> String {
     format!("Task {id} is not running (status: {status})")
 }
 
@@ -97,18 +99,18 @@ pub(crate) fn not_a_directory(path: &Path) -> String {
 }
 
 /// Ours: the command could not be started at all.
-pub(crate) fn spawn_failed(err: &std::io::Error) -> String {
+pub(crate) fn spawn_failed(err: &str) -> String {
     format!("Failed to start the command: {err}")
 }
 
 /// Ours: the output file could not be read.
-pub(crate) fn read_failed(err: &std::io::Error) -> String {
+pub(crate) fn read_failed(err: &str) -> String {
     format!("Failed to read the command's output: {err}")
 }
 
-/// Ours: a call after `stop_all`.
-pub(crate) const STOPPED: &str =
-    "The shell tools have been stopped (stop_all): no command can be started or read";
+/// Ours: a call that reaches the tools after they ended (the last
+/// `BashTools` was dropped, or the server's session ended).
+pub(crate) const CLOSED: &str = "The shell tools have ended: no command can be started or read";
 
 /// Ours: the arguments are not a JSON object.
 pub(crate) const NOT_AN_OBJECT: &str = "Invalid input: the arguments must be a JSON object";
@@ -170,21 +172,28 @@ pub(crate) fn xml_escape(s: &str) -> String {
 }
 
 /// §5: the summary of a background shell that ended.
-pub(crate) fn shell_summary(what: &str, status: &str, code: i32) -> String {
+pub(crate) fn shell_summary(what: &str, status: TaskStatus, code: i32) -> String {
     match status {
-        "completed" => format!("Background command \"{what}\" completed (exit code {code})"),
-        "killed" => format!("Background command \"{what}\" was stopped"),
+        TaskStatus::Completed => {
+            format!("Background command \"{what}\" completed (exit code {code})")
+        }
+        TaskStatus::Killed => format!("Background command \"{what}\" was stopped"),
         _ => format!("Background command \"{what}\" failed with exit code {code}"),
     }
 }
 
 /// §5: the summary of a monitor that ended; `why` says why it was stopped
 /// when that was not `kill_shell` (a flood, the timeout).
-pub(crate) fn monitor_summary(what: &str, status: &str, code: i32, why: Option<&str>) -> String {
+pub(crate) fn monitor_summary(
+    what: &str,
+    status: TaskStatus,
+    code: i32,
+    why: Option<&str>,
+) -> String {
     match (status, why) {
-        ("completed", _) => format!("Monitor \"{what}\" stream ended"),
-        ("killed", Some(why)) => format!("Monitor \"{what}\" stopped ({why})"),
-        ("killed", None) => format!("Monitor \"{what}\" stopped"),
+        (TaskStatus::Completed, _) => format!("Monitor \"{what}\" stream ended"),
+        (TaskStatus::Killed, Some(why)) => format!("Monitor \"{what}\" stopped ({why})"),
+        (TaskStatus::Killed, None) => format!("Monitor \"{what}\" stopped"),
         _ => format!("Monitor \"{what}\" script failed (exit {code})"),
     }
 }
@@ -218,7 +227,7 @@ pub(crate) fn end_notification(
     id: &str,
     call: Option<&str>,
     output: &Path,
-    status: &str,
+    status: TaskStatus,
     summary: &str,
 ) -> String {
     let mut text = format!("<task-notification>\n<task-id>{id}</task-id>\n");
@@ -244,42 +253,44 @@ pub(crate) fn monitor_event(id: &str, description: &str, lines: &[String]) -> (S
     (text, label)
 }
 
-/// Ours, in the form of §5: the end of an application entry (a subagent).
-pub(crate) fn task_notification(
-    info: &crate::tasks::TaskInfo,
-    call: Option<&str>,
-) -> crate::tasks::Notification {
-    use crate::tasks::TaskStatus;
-    let kind = capitalized(&info.kind);
-    let what = &info.description;
-    let label = match info.status {
+/// What the end notification of an application entry (a subagent) says.
+pub(crate) struct TaskEnd<'a> {
+    pub id: &'a str,
+    pub kind: &'a str,
+    pub description: &'a str,
+    pub call: Option<&'a str>,
+    pub status: TaskStatus,
+    pub report: Option<&'a str>,
+    pub error: Option<&'a str>,
+}
+
+/// Ours, in the form of §5: the end of an application entry (a subagent):
+/// the notification text and its label.
+pub(crate) fn task_notification(end: &TaskEnd<'_>) -> (String, String) {
+    let kind = capitalized(end.kind);
+    let what = end.description;
+    let label = match end.status {
         TaskStatus::Completed | TaskStatus::Running => format!("{kind} \"{what}\" completed"),
         TaskStatus::Failed => format!("{kind} \"{what}\" failed"),
         TaskStatus::Killed => format!("{kind} \"{what}\" was stopped"),
     };
-    let mut text = format!("<task-notification>\n<task-id>{}</task-id>\n", info.id);
-    if let Some(call) = call {
+    let mut text = format!("<task-notification>\n<task-id>{}</task-id>\n", end.id);
+    if let Some(call) = end.call {
         text.push_str(&format!("<tool-use-id>{call}</tool-use-id>\n"));
     }
     text.push_str(&format!(
         "<status>{}</status>\n<summary>{}</summary>\n",
-        info.status.as_str(),
+        end.status,
         xml_escape(&label)
     ));
-    if let Some(report) = &info.report {
+    if let Some(report) = end.report {
         text.push_str(&format!("<result>{report}</result>\n"));
     }
-    if let Some(error) = &info.error {
+    if let Some(error) = end.error {
         text.push_str(&format!("<error>{error}</error>\n"));
     }
     text.push_str("</task-notification>");
-    crate::tasks::Notification {
-        recipient: info.recipient.clone(),
-        task_id: info.id.clone(),
-        text,
-        label,
-        status: Some(info.status.as_str().to_string()),
-    }
+    (text, label)
 }
 
 fn capitalized(s: &str) -> String {
@@ -292,11 +303,50 @@ fn capitalized(s: &str) -> String {
 
 /// §4 bash_output on an application entry: its status, and once ended its
 /// report (its error when it failed).
-pub(crate) fn task_output(info: &crate::tasks::TaskInfo) -> String {
-    let mut text = format!("<status>{}</status>", info.status.as_str());
-    let body = info.report.as_deref().or(info.error.as_deref());
+pub(crate) fn task_output(status: TaskStatus, body: Option<&str>) -> String {
+    let mut text = format!("<status>{status}</status>");
     if let Some(body) = body {
         text.push_str(&format!("\n<output>\n{body}\n</output>"));
+    }
+    text
+}
+
+/// §4 bash: the result of a foreground command that did not exit 0, or was
+/// stopped: `Exit code N`, its output, and the cap's note when the output
+/// cap (`cap`, in bytes) stopped it.
+pub(crate) fn failed_command(code: i32, output: &str, cap: Option<u64>) -> String {
+    let mut text = exit_code(code);
+    if !output.is_empty() {
+        text.push('\n');
+        text.push_str(output);
+    }
+    if let Some(cap) = cap {
+        text.push_str("\n\n");
+        text.push_str(&output_cap(cap));
+    }
+    text
+}
+
+/// §4 bash_output: a shell's status, its exit code once ended, its new
+/// output, and the cap's note when the output cap (`cap`, bytes) stopped it.
+pub(crate) fn shell_output(
+    status: TaskStatus,
+    code: Option<i32>,
+    output: &str,
+    cap: Option<u64>,
+) -> String {
+    let mut text = format!("<status>{status}</status>");
+    if let Some(code) = code {
+        text.push_str(&format!("\n<exit_code>{code}</exit_code>"));
+    }
+    if !output.is_empty() {
+        text.push_str("\n<stdout>\n");
+        text.push_str(output);
+        text.push_str("\n</stdout>");
+    }
+    if let Some(cap) = cap {
+        text.push('\n');
+        text.push_str(&output_cap(cap));
     }
     text
 }

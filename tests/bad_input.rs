@@ -16,8 +16,7 @@ const NO_COMMAND: &str = "No command given: the command parameter must be a non-
 const NUL_IN_COMMAND: &str =
     "Invalid command: it contains a NUL byte, which a shell command cannot hold";
 const NOT_AN_OBJECT: &str = "Invalid input: the arguments must be a JSON object";
-const STOPPED: &str =
-    "The shell tools have been stopped (stop_all): no command can be started or read";
+const CLOSED: &str = "The shell tools have ended: no command can be started or read";
 const VALIDATOR_PANICKED: &str = "Command denied (the validator failed)";
 
 #[track_caller]
@@ -467,11 +466,51 @@ fn kill_shell_twice_says_the_second_time_that_it_was_killed() {
     assert_gone(&pgids);
 }
 
-// ---------------------------------------------------------------- after stop_all
+// ---------------------------------------------------------------- after stop_all, after close
 
+/// `stop_all` stops what runs, and the tools stay usable: the stopped shell
+/// reads `killed` with its last output, and a new command starts a new shell.
 #[test]
-fn bash_and_bash_output_after_stop_all_are_errors_that_start_nothing() {
+fn after_stop_all_the_stopped_shells_read_killed_and_new_commands_run() {
     let scratch = Scratch::new("stopped");
+    let marker = scratch.path("marker");
+    let tools = tools();
+    let r = bash(
+        &tools,
+        json!({"command": "echo before; sleep 1000", "run_in_background": true}),
+    );
+    assert_eq!(id_in(&r.text), "bash_1");
+    wait_until("it has written", || {
+        tools
+            .bash_output(&json!({"bash_id": "bash_1"}))
+            .text
+            .contains("before")
+    });
+    let pgids = tools.background_pids();
+    tools.stop_all();
+    assert_gone(&pgids);
+
+    let r = tools.bash_output(&json!({"bash_id": "bash_1"}));
+    assert!(
+        r.text.starts_with("<status>killed</status>\n<exit_code>"),
+        "{r:?}"
+    );
+    let r = bash(&tools, json!({"command": touch(&marker)}));
+    assert!(!r.is_error, "{r:?}");
+    assert!(marker.exists(), "a new command runs after stop_all");
+    let r = bash(
+        &tools,
+        json!({"command": "sleep 1000", "run_in_background": true}),
+    );
+    assert_eq!(id_in(&r.text), "bash_2");
+    tools.stop_all();
+}
+
+/// After `close` (what drop and the server's shutdown do), every call is an
+/// error result that starts nothing.
+#[test]
+fn bash_and_bash_output_after_close_are_errors_that_start_nothing() {
+    let scratch = Scratch::new("closed");
     let marker = scratch.path("marker");
     let tools = tools();
     let r = bash(
@@ -480,30 +519,31 @@ fn bash_and_bash_output_after_stop_all_are_errors_that_start_nothing() {
     );
     assert_eq!(id_in(&r.text), "bash_1");
     let pgids = tools.background_pids();
-    tools.stop_all();
+    tools.close();
     assert_gone(&pgids);
 
-    assert_error(&bash(&tools, json!({"command": touch(&marker)})), STOPPED);
+    assert_error(&bash(&tools, json!({"command": touch(&marker)})), CLOSED);
     assert_error(
         &bash(
             &tools,
             json!({"command": touch(&marker), "run_in_background": true}),
         ),
-        STOPPED,
+        CLOSED,
     );
     assert_error(
         &bash(&tools, json!({"command": touch(&marker), "timeout": 0.1})),
-        STOPPED,
+        CLOSED,
     );
     for input in [
         json!({"bash_id": "bash_1"}),
         json!({"bash_id": "bash_1", "block": true}),
         json!({"bash_id": "bash_2"}),
     ] {
-        assert_error(&tools.bash_output(&input), STOPPED);
-        assert_error(&tools.bash_output_f(&input).wait(), STOPPED);
+        assert_error(&tools.bash_output(&input), CLOSED);
+        assert_error(&tools.bash_output_f(&input).wait(), CLOSED);
     }
-    assert!(!marker.exists(), "a command ran after stop_all");
+    assert_error(&tools.kill_shell(&json!({"shell_id": "bash_1"})), CLOSED);
+    assert!(!marker.exists(), "a command ran after close");
     assert!(tools.background_pids().is_empty());
 }
 

@@ -109,7 +109,7 @@ fn a_failing_script_says_so() {
     t.monitor(&json!({"description": "d", "command": "exit 5"}), &me());
     let (_, end) = until_end(&rx);
     assert_eq!(end.label, "Monitor \"d\" script failed (exit 5)");
-    assert_eq!(end.status.as_deref(), Some("failed"));
+    assert_eq!(end.status, Some(bashtools::TaskStatus::Failed));
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn kill_shell_stops_a_monitor() {
     );
     let (_, end) = until_end(&rx);
     assert_eq!(end.label, "Monitor \"d\" stopped");
-    assert_eq!(end.status.as_deref(), Some("killed"));
+    assert_eq!(end.status, Some(bashtools::TaskStatus::Killed));
     assert_gone(&[pgid]);
 }
 
@@ -148,7 +148,7 @@ fn the_timeout_stops_the_group_after_a_last_event() {
         event_lines(events.last().unwrap()),
         ["[Monitor timed out — re-arm if needed.]"]
     );
-    assert_eq!(end.status.as_deref(), Some("killed"));
+    assert_eq!(end.status, Some(bashtools::TaskStatus::Killed));
     assert_gone(&[pgid]);
 }
 
@@ -211,7 +211,7 @@ fn burst_past_the_limit_is_counted_exactly() {
         &me(),
     );
     let (events, end) = until_end(&rx);
-    assert_eq!(end.status.as_deref(), Some("completed"));
+    assert_eq!(end.status, Some(bashtools::TaskStatus::Completed));
     let mut shown = 0u64;
     let mut suppressed = 0u64;
     for n in &events {
@@ -345,6 +345,6 @@ fn drop_stops_running_monitors() {
     drop(t);
     // The end notice was sent before drop returned.
     let last = rx.try_iter().last().expect("an end notice");
-    assert_eq!(last.status.as_deref(), Some("killed"));
+    assert_eq!(last.status, Some(bashtools::TaskStatus::Killed));
     assert_gone(&[pgid]);
 }

@@ -35,7 +35,7 @@ fn a_background_shell_that_completes_notifies_its_recipient() {
     let n = rx.recv_timeout(DEADLINE).expect("a notification");
     assert_eq!(n.recipient, "main");
     assert_eq!(n.task_id, "bash_1");
-    assert_eq!(n.status.as_deref(), Some("completed"));
+    assert_eq!(n.status, Some(bashtools::TaskStatus::Completed));
     assert_eq!(
         n.label,
         "Background command \"say <hi> & go\" completed (exit code 0)"
@@ -73,7 +73,7 @@ fn failed_and_stopped_shells_and_no_tool_use_id_without_a_call() {
     t.kill_shell(&json!({"shell_id": id_in(&r.text)}));
     let n = rx.recv_timeout(DEADLINE).unwrap();
     assert_eq!(n.label, "Background command \"sleep 1000\" was stopped");
-    assert_eq!(n.status.as_deref(), Some("killed"));
+    assert_eq!(n.status, Some(bashtools::TaskStatus::Killed));
 }
 
 #[test]
@@ -206,7 +206,10 @@ fn two_hundred_shells_ending_at_once_give_exactly_two_hundred_notifications() {
                 .recv_timeout(DEADLINE)
                 .expect("every notification arrives");
             assert_eq!(n.recipient, recipient);
-            let previous = got.insert(n.task_id.clone(), (n.recipient, n.status.unwrap()));
+            let previous = got.insert(
+                n.task_id.clone(),
+                (n.recipient, n.status.unwrap().to_string()),
+            );
             assert!(previous.is_none(), "{} notified twice", n.task_id);
         }
     }
@@ -231,8 +234,10 @@ fn notification_gives_the_text_and_the_label() {
         json!({"command": "sleep 1000", "run_in_background": true, "description": "wait"}),
     );
     let id = id_in(&r.text);
-    let (text, label) = t.notification(&id, "failed").unwrap();
+    let (text, label) = t.notification(&id, bashtools::TaskStatus::Failed).unwrap();
     assert_eq!(label, "Background command \"wait\" failed with exit code 1");
     assert!(text.starts_with("<task-notification>\n<task-id>bash_1</task-id>\n<output-file>"));
-    assert!(t.notification("bash_99", "completed").is_none());
+    assert!(t
+        .notification("bash_99", bashtools::TaskStatus::Completed)
+        .is_none());
 }

@@ -17,10 +17,8 @@ use serde_json::{json, Value};
 use super::jsonrpc;
 use super::protocol::{self, Era};
 use super::writer::Writer;
-use crate::caller::Caller;
-use crate::core::Core;
-use crate::shells::table::StopReason;
-use crate::tools::{self, ToolResult};
+use crate::pending::Canceller;
+use crate::{BashTools, Caller, ToolResult};
 
 /// At most this many calls run at once; more are refused with an error
 /// response. Each costs a thread, and a client past this is looping.
@@ -30,8 +28,8 @@ pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
 struct Call {
     /// `notifications/cancelled` came for it.
     cancelled: bool,
-    /// The table key of its foreground command while it runs.
-    foreground: Option<u64>,
+    /// Stops its foreground command while it runs.
+    foreground: Option<Canceller>,
 }
 
 /// The calls in flight.
@@ -72,7 +70,7 @@ impl Calls {
 
     /// Records the foreground command of call `key`. `false` when the call
     /// was cancelled before its command was known: the caller stops it.
-    fn foreground(&self, key: &str, shell: u64) -> bool {
+    fn foreground(&self, key: &str, shell: Canceller) -> bool {
         match self.calls.lock().get_mut(key) {
             Some(call) if !call.cancelled => {
                 call.foreground = Some(shell);
@@ -85,7 +83,7 @@ impl Calls {
     /// Marks call `key` cancelled; returns its foreground command, if any,
     /// to stop. Unknown (already answered) calls are left alone: a
     /// cancellation may always arrive after the response.
-    pub(crate) fn cancel(&self, key: &str) -> Option<u64> {
+    pub(crate) fn cancel(&self, key: &str) -> Option<Canceller> {
         let mut calls = self.calls.lock();
         let call = calls.get_mut(key)?;
         call.cancelled = true;
@@ -124,17 +122,17 @@ pub(crate) struct ToolCall {
 /// cancelled first. Returns `false` if the thread could not start (the
 /// caller answers with an error).
 pub(crate) fn spawn(
-    core: &Arc<Core>,
+    tools: &BashTools,
     calls: &Arc<Calls>,
     out: &Arc<Writer>,
     call: ToolCall,
 ) -> bool {
-    let (core, calls, out) = (core.clone(), calls.clone(), out.clone());
+    let (tools, calls, out) = (tools.clone(), calls.clone(), out.clone());
     let key = jsonrpc::id_key(&call.id);
     std::thread::Builder::new()
         .name("bashtools-mcp-call".into())
         .spawn(move || {
-            let result = run(&core, &calls, &key, &call);
+            let result = run(&tools, &calls, &key, &call);
             if calls.finish(&key) {
                 out.send(&jsonrpc::result(&call.id, call_result(&result, call.era)));
             }
@@ -142,33 +140,30 @@ pub(crate) fn spawn(
         .is_ok()
 }
 
-fn run(core: &Arc<Core>, calls: &Calls, key: &str, call: &ToolCall) -> ToolResult {
+fn run(tools: &BashTools, calls: &Calls, key: &str, call: &ToolCall) -> ToolResult {
     let input = &call.arguments;
     match call.tool.as_str() {
         "bash" => {
-            let (pending, shell) = tools::bash::bash_f_keyed(core, input, &call.caller);
-            if let Some(shell) = shell {
-                if !calls.foreground(key, shell) {
-                    core.stop(&[shell], StopReason::Killed);
+            let pending = tools.bash_f(input, &call.caller);
+            if let Some(canceller) = pending.canceller() {
+                if !calls.foreground(key, canceller.clone()) {
+                    canceller.cancel();
                 }
             }
             pending.wait()
         }
-        "bash_output" => tools::bash_output::bash_output(core, input),
-        "kill_shell" => tools::kill_shell::kill_shell(core, input),
-        _ => tools::monitor::monitor(core, input, &call.caller),
+        "bash_output" => tools.bash_output(input),
+        "kill_shell" => tools.kill_shell(input),
+        _ => tools.monitor(input, &call.caller),
     }
 }
 
 /// Stops a cancelled call's foreground command, off the reader's thread:
 /// stopping waits up to `kill_grace` for the group to go.
-pub(crate) fn stop_cancelled(core: &Arc<Core>, shell: u64) {
-    let core = core.clone();
+pub(crate) fn stop_cancelled(canceller: Canceller) {
     let spawned = std::thread::Builder::new()
         .name("bashtools-mcp-cancel".into())
-        .spawn(move || {
-            core.stop(&[shell], StopReason::Killed);
-        });
+        .spawn(move || canceller.cancel());
     if let Err(e) = spawned {
         eprintln!("bashtools-mcp: cannot stop a cancelled command: {e}");
     }

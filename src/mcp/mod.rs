@@ -49,22 +49,21 @@ mod writer;
 use std::io::{BufReader, Read, Write};
 use std::sync::Arc;
 
-use crate::config::Config;
-use crate::core::Core;
 use crate::texts::seconds;
+use crate::BashTools;
 
 pub use calls::MAX_CALLS_IN_FLIGHT;
 pub use lines::MAX_LINE_BYTES;
 pub use notify::{HEARD as RECIPIENT, UNHEARD as UNHEARD_RECIPIENT};
 pub use protocol::{CLASSIC_VERSIONS, STATELESS_VERSION};
 
-/// The MCP server of one [`BashTools`](crate::BashTools), from
+/// The MCP server of one [`BashTools`], from
 /// [`BashTools::server`](crate::BashTools::server). Its tool calls are the
 /// tools' own, with recipient [`RECIPIENT`] (or [`UNHEARD_RECIPIENT`] for
 /// calls whose client declined log messages): an application that shares
 /// the [`Tasks`](crate::Tasks) registry keeps its own recipients' queues.
 pub struct McpServer {
-    core: Arc<Core>,
+    tools: BashTools,
     instructions: String,
 }
 
@@ -75,9 +74,13 @@ impl std::fmt::Debug for McpServer {
 }
 
 impl McpServer {
-    pub(crate) fn new(core: Arc<Core>) -> McpServer {
-        let instructions = instructions(&core.config);
-        McpServer { core, instructions }
+    /// The server of `tools` (a handle: the tools live as long as it does).
+    pub fn new(tools: BashTools) -> McpServer {
+        let instructions = instructions(&tools);
+        McpServer {
+            tools,
+            instructions,
+        }
     }
 
     /// Serves one client on stdin and stdout until stdin ends. Nothing but
@@ -95,7 +98,7 @@ impl McpServer {
     /// once every shell and monitor has been stopped and the calls still
     /// running have answered (or a few seconds passed).
     ///
-    /// One client per [`BashTools`](crate::BashTools): once `serve` has
+    /// One client per [`BashTools`]: once `serve` has
     /// returned, the tools refuse new commands, as after
     /// [`stop_all`](crate::BashTools::stop_all).
     ///
@@ -117,17 +120,18 @@ impl McpServer {
     }
 }
 
-fn instructions(c: &Config) -> String {
+fn instructions(tools: &BashTools) -> String {
+    let c = tools.settings();
     let mut s = format!(
         "Shell tools, as in Claude Code. Run commands with bash (timeout in seconds, default {}, at most {}); \
          a command still running at its timeout is not killed but moves to the background as bash_N. \
          For servers, watchers and long builds use run_in_background: true, read new output with bash_output \
          (block: true waits for the end), and stop with kill_shell. Output over {} characters keeps its head and tail.",
-        seconds(c.default_timeout),
-        seconds(c.max_timeout),
-        c.output_limit,
+        seconds(c.default_timeout()),
+        seconds(c.max_timeout()),
+        c.output_limit(),
     );
-    if c.tasks.is_some() {
+    if tools.tasks().is_some() {
         s.push_str(
             " When a background command ends, and for each batch of a monitor's lines, the server sends a \
              notifications/message (logger \"bashtools\", data {task_id, status, text}); use monitor to wait \

@@ -90,8 +90,8 @@ fn forward(
 /// The `notifications/message` of one notification.
 pub(crate) fn message(n: &Notification) -> Value {
     let mut data = json!({"task_id": n.task_id, "text": n.text});
-    if let Some(status) = &n.status {
-        data["status"] = json!(status);
+    if let Some(status) = n.status {
+        data["status"] = json!(status.as_str());
     }
     jsonrpc::notification(
         "notifications/message",

@@ -53,7 +53,7 @@ impl<'a> Session<'a> {
     /// Serves until the end of `input`, then stops every shell and monitor
     /// and lets the running calls answer.
     pub(crate) fn run(mut self, input: impl BufRead) -> std::io::Result<()> {
-        let forwarder = match &self.server.core.config.tasks {
+        let forwarder = match self.server.tools.tasks() {
             Some(tasks) => Some(Forwarder::start(tasks, self.out.clone())?),
             None => None,
         };
@@ -66,7 +66,7 @@ impl<'a> Session<'a> {
             }
         };
         // The client has gone: nothing of ours may outlive it.
-        self.server.core.stop_all();
+        self.server.tools.close();
         let left = self.calls.wait_idle(Instant::now() + DRAIN);
         if left > 0 {
             eprintln!("bashtools-mcp: {left} calls still running at exit");
@@ -109,8 +109,8 @@ impl<'a> Session<'a> {
         let Some(id) = params.get("requestId") else {
             return;
         };
-        if let Some(shell) = self.calls.cancel(&jsonrpc::id_key(id)) {
-            calls::stop_cancelled(&self.server.core, shell);
+        if let Some(canceller) = self.calls.cancel(&jsonrpc::id_key(id)) {
+            calls::stop_cancelled(canceller);
         }
     }
 
@@ -150,7 +150,7 @@ impl<'a> Session<'a> {
             "server/discover" => Ok(protocol::discover_result(&self.server.instructions)),
             "tools/list" => {
                 self.ready(era)?;
-                let list = json!({"tools": tools::list(&self.server.core.config)});
+                let list = json!({"tools": tools::list(&self.server.tools)});
                 Ok(match era {
                     Era::Classic => list,
                     Era::Stateless { .. } => protocol::cacheable(list),
@@ -197,9 +197,7 @@ impl<'a> Session<'a> {
 
     fn call(&mut self, id: Value, params: Map<String, Value>, era: Era) {
         let tool = match params.get("name") {
-            Some(Value::String(name)) if tools::exists(&self.server.core.config, name) => {
-                name.clone()
-            }
+            Some(Value::String(name)) if tools::exists(&self.server.tools, name) => name.clone(),
             Some(Value::String(name)) => {
                 let e = RpcError::new(INVALID_PARAMS, format!("Unknown tool: {name}"));
                 return self.out.send(&jsonrpc::error(&id, &e));
@@ -242,7 +240,7 @@ impl<'a> Session<'a> {
             caller: Caller::default().recipient(if heard { HEARD } else { UNHEARD }),
             era,
         };
-        if !calls::spawn(&self.server.core, &self.calls, &self.out, call) {
+        if !calls::spawn(&self.server.tools, &self.calls, &self.out, call) {
             self.calls.forget(&key);
             let e = RpcError::new(
                 INTERNAL_ERROR,

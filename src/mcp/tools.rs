@@ -4,8 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::config::Config;
-use crate::tools::definitions::{self, ToolDefinition};
+use crate::{BashTools, ToolDefinition};
 
 /// How a notification reaches the model over MCP: a log message the
 /// client may or may not show it. Said so the model has a way out.
@@ -62,19 +61,20 @@ fn entry(def: ToolDefinition, notifies: bool) -> Value {
 }
 
 /// The `tools` array of `tools/list`, in a fixed order.
-pub(crate) fn list(config: &Config) -> Vec<Value> {
-    let notifies = config.tasks.is_some();
-    definitions::all(config)
+pub(crate) fn list(tools: &BashTools) -> Vec<Value> {
+    let notifies = tools.tasks().is_some();
+    tools
+        .definitions()
         .into_iter()
         .map(|d| entry(d, notifies))
         .collect()
 }
 
 /// Whether `name` is a tool of this configuration.
-pub(crate) fn exists(config: &Config, name: &str) -> bool {
+pub(crate) fn exists(tools: &BashTools, name: &str) -> bool {
     match name {
         "bash" | "bash_output" | "kill_shell" => true,
-        "monitor" => config.tasks.is_some(),
+        "monitor" => tools.tasks().is_some(),
         _ => false,
     }
 }

@@ -74,7 +74,8 @@ fn stat_of(pid: u32) -> Option<(char, u32)> {
 
 /// Waits until the groups `pgids` have no live member or `deadline` passes.
 /// Returns the groups that still have members.
-pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Instant) -> HashSet<u32> {
+/// `None`: no deadline.
+pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Option<Instant>) -> HashSet<u32> {
     loop {
         let members = live_members(pgids);
         if members.is_empty() {
@@ -82,7 +83,7 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Instant) -> HashSet<u32>
         }
         let left: HashSet<u32> = members.iter().map(|&(_, g)| g).collect();
         let now = Instant::now();
-        if now >= deadline {
+        if deadline.is_some_and(|d| now >= d) {
             return left;
         }
         let fds: Vec<OwnedFd> = members.iter().filter_map(|&(p, _)| pidfd_open(p)).collect();
@@ -95,7 +96,7 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Instant) -> HashSet<u32>
             }
             return again.iter().map(|&(_, g)| g).collect();
         }
-        let ms = (deadline - now).as_millis().min(i32::MAX as u128) as i32;
+        let ms = deadline.map_or(-1, |d| (d - now).as_millis().min(i32::MAX as u128) as i32);
         let mut polls: Vec<PollFd> = fds
             .iter()
             .map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN))
@@ -104,7 +105,11 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Instant) -> HashSet<u32>
         // members forked since the last scan.
         let _ = poll(
             &mut polls,
-            PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX),
+            if ms < 0 {
+                PollTimeout::NONE
+            } else {
+                PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
+            },
         );
     }
 }

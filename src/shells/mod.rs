@@ -1,4 +1,14 @@
-//! The shells: the record of every command we started and the table that
-//! holds them.
+//! The shells: the record of every command we started, the table that holds
+//! them, and the supervisor that starts, settles and stops them.
+//!
+//! This layer sits on `os` (through the [`process::Process`] seam) and
+//! knows nothing of tools, texts or the task registry.
 
+pub(crate) mod process;
+pub(crate) mod shell;
+mod stop;
+pub(crate) mod supervisor;
 pub(crate) mod table;
+
+pub(crate) use shell::{Ended, ExitWaiter, Key, Kind, NewShell, Shell, StopReason};
+pub(crate) use supervisor::{Settled, StartError, Started, Stdio, Supervisor};

@@ -19,6 +19,7 @@ use parking_lot::{Condvar, Mutex};
 use queue::Queues;
 pub use queue::DEFAULT_QUEUE_LIMIT;
 
+pub use crate::status::TaskStatus;
 use crate::texts;
 
 /// One `<task-notification>` for one recipient.
@@ -32,42 +33,8 @@ pub struct Notification {
     pub text: String,
     /// The one line a surface shows for it (the summary).
     pub label: String,
-    /// `completed`, `failed` or `killed` for an end; `None` for a monitor event.
-    pub status: Option<String>,
-}
-
-/// Where an entry is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TaskStatus {
-    /// Still at work.
-    Running,
-    /// Ended well (exit 0, or a report).
-    Completed,
-    /// Ended badly (another exit code, or an error).
-    Failed,
-    /// Stopped on request.
-    Killed,
-}
-
-impl TaskStatus {
-    /// `running`, `completed`, `failed` or `killed`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskStatus::Running => "running",
-            TaskStatus::Completed => "completed",
-            TaskStatus::Failed => "failed",
-            TaskStatus::Killed => "killed",
-        }
-    }
-
-    pub(crate) fn from_str(s: &str) -> TaskStatus {
-        match s {
-            "completed" => TaskStatus::Completed,
-            "failed" => TaskStatus::Failed,
-            "killed" => TaskStatus::Killed,
-            _ => TaskStatus::Running,
-        }
-    }
+    /// `Completed`, `Failed` or `Killed` for an end; `None` for a monitor event.
+    pub status: Option<TaskStatus>,
 }
 
 /// What the registry knows of one entry (a snapshot).
@@ -135,6 +102,17 @@ impl NewTask {
 /// Asked to stop an entry (`kill_shell`). Must not block for long: it asks,
 /// and the entry reports its end later through its [`TaskHandle`].
 pub type StopFn = dyn Fn() + Send + Sync + 'static;
+
+/// Why [`Tasks::request_stop`] did not ask an entry to stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StopRefused {
+    /// No entry has this ID or name.
+    Unknown,
+    /// The entry (its ID) has ended, with this status.
+    NotRunning(String, TaskStatus),
+    /// The entry's (ID) stop handler panicked.
+    Panicked(String),
+}
 
 /// Run once when an entry ends, or found stale and dropped.
 pub(crate) trait EndWaiter: Send {
@@ -325,7 +303,7 @@ impl Tasks {
         status: TaskStatus,
         report: Option<String>,
         error: Option<String>,
-        notification: impl FnOnce(&TaskInfo, Option<&str>) -> Notification,
+        notification: impl FnOnce(&TaskInfo, Option<&str>) -> (String, String),
     ) -> bool {
         let waiters = {
             let mut state = self.shared.state.lock();
@@ -338,7 +316,14 @@ impl Tasks {
             entry.info.status = status;
             entry.info.report = report;
             entry.info.error = error;
-            let n = notification(&entry.info, entry.call.as_deref());
+            let (text, label) = notification(&entry.info, entry.call.as_deref());
+            let n = Notification {
+                recipient: entry.info.recipient.clone(),
+                task_id: entry.info.id.clone(),
+                text,
+                label,
+                status: Some(status),
+            };
             let waiters = std::mem::take(&mut entry.waiters);
             state.queues.send(n);
             waiters
@@ -353,31 +338,20 @@ impl Tasks {
     }
 
     /// [`finish`](Self::finish) of a shell or a monitor, whose notification
-    /// text is made by its owner: `status` is `completed`, `failed` or `killed`.
-    pub(crate) fn finish_with(&self, id: &str, status: &str, text: String, label: String) {
-        self.finish(id, TaskStatus::from_str(status), None, None, |info, _| {
-            Notification {
-                recipient: info.recipient.clone(),
-                task_id: info.id.clone(),
-                text,
-                label,
-                status: Some(status.to_string()),
-            }
-        });
+    /// text is made by its owner.
+    pub(crate) fn finish_with(&self, id: &str, status: TaskStatus, text: String, label: String) {
+        self.finish(id, status, None, None, |_, _| (text, label));
     }
 
-    /// Asks a running entry to stop. `Ok(description)` when it was asked;
-    /// `Err(text)` when it is unknown, not running, or its stop panicked.
-    pub(crate) fn request_stop(&self, id_or_name: &str) -> Result<(String, String), String> {
+    /// Asks a running entry to stop. `Ok((id, description))` when it was
+    /// asked; else why not.
+    pub(crate) fn request_stop(&self, id_or_name: &str) -> Result<(String, String), StopRefused> {
         let (id, stop, description) = {
             let mut state = self.shared.state.lock();
-            let id = resolve(&state, id_or_name).ok_or_else(|| texts::no_task(id_or_name))?;
-            let entry = state
-                .entries
-                .get_mut(&id)
-                .ok_or_else(|| texts::no_task(id_or_name))?;
+            let id = resolve(&state, id_or_name).ok_or(StopRefused::Unknown)?;
+            let entry = state.entries.get_mut(&id).ok_or(StopRefused::Unknown)?;
             if entry.info.status != TaskStatus::Running {
-                return Err(texts::not_running(&id, entry.info.status.as_str()));
+                return Err(StopRefused::NotRunning(id, entry.info.status));
             }
             entry.stop_requested = true;
             (id, entry.stop.clone(), entry.info.description.clone())
@@ -387,7 +361,7 @@ impl Tasks {
             // to take the caller down.
             let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stop())).is_ok();
             if !ok {
-                return Err(texts::stop_panicked(&id));
+                return Err(StopRefused::Panicked(id));
             }
         }
         Ok((id, description))
@@ -414,21 +388,21 @@ impl Tasks {
         }
     }
 
-    /// Blocks until entry `id` ends or `deadline` passes.
-    pub(crate) fn wait_end(&self, id: &str, deadline: Instant) {
+    /// Blocks until entry `id` ends or `deadline` passes (`None`: no deadline).
+    pub(crate) fn wait_end(&self, id: &str, deadline: Option<Instant>) {
         let mut state = self.shared.state.lock();
         while state
             .entries
             .get(id)
             .is_some_and(|e| e.info.status == TaskStatus::Running)
         {
-            if self
-                .shared
-                .ended
-                .wait_until(&mut state, deadline)
-                .timed_out()
-            {
-                return;
+            match deadline {
+                Some(d) => {
+                    if self.shared.ended.wait_until(&mut state, d).timed_out() {
+                        return;
+                    }
+                }
+                None => self.shared.ended.wait(&mut state),
             }
         }
     }
@@ -482,6 +456,16 @@ impl TaskHandle {
 
     fn end(&self, status: TaskStatus, report: Option<String>, error: Option<String>) {
         self.tasks
-            .finish(&self.id, status, report, error, texts::task_notification);
+            .finish(&self.id, status, report, error, |info, call| {
+                texts::task_notification(&texts::TaskEnd {
+                    id: &info.id,
+                    kind: &info.kind,
+                    description: &info.description,
+                    call,
+                    status: info.status,
+                    report: info.report.as_deref(),
+                    error: info.error.as_deref(),
+                })
+            });
     }
 }

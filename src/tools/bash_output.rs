@@ -1,25 +1,26 @@
-//! The `bash_output` tool (SPEC section 4): what a background shell wrote
-//! since the last call, and its state.
+//! The `bash_output` tool: what a background shell wrote since the last
+//! call, and its state; or the state of another registry entry.
 
 use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
-use super::ToolResult;
-use crate::core::Core;
+use super::{input, words, ToolResult};
+use crate::api::core::Core;
 use crate::pending::{Completer, Pending};
-use crate::shells::table::{ExitWaiter, StopReason};
-use crate::tasks::{EndWaiter, TaskStatus};
-use crate::{input, output, texts, timer};
+use crate::shells::{ExitWaiter, Key};
+use crate::tasks::EndWaiter;
+use crate::{deadline, texts, timer};
 
 /// What a `bash_output` call reads.
 #[derive(Clone)]
 enum Target {
     /// A shell of this `BashTools`.
-    Shell(u64),
-    /// Another entry of the registry (a subagent, or another `BashTools`'s shell), by its ID.
+    Shell(Key),
+    /// Another entry of the registry (a subagent, or another `BashTools`'s
+    /// shell), by its ID.
     Task(String),
 }
 
@@ -51,17 +52,10 @@ fn parse(core: &Core, input: &Value) -> Result<Request, String> {
         core.config.block_timeout,
         core.config.max_timeout,
     );
-    let key = {
-        let inner = core.table.lock();
-        if inner.closed {
-            return Err(texts::STOPPED.to_string());
-        }
-        inner.by_id(&id)
-    };
-    let target = match key {
+    core.check_open().map_err(|e| e.to_string())?;
+    let target = match core.key_of(&id) {
         Some(key) => Target::Shell(key),
         None => core
-            .config
             .tasks
             .as_ref()
             .and_then(|t| t.resolve(&id))
@@ -84,14 +78,15 @@ pub(crate) fn bash_output(core: &Arc<Core>, input: &Value) -> ToolResult {
         Err(e) => return ToolResult::error(e),
     };
     if req.block {
-        let deadline = Instant::now() + req.timeout;
+        let deadline = deadline::after(req.timeout);
         match &req.target {
             Target::Shell(key) => {
-                let inner = core.table.lock();
-                drop(core.table.wait_exited(inner, &[*key], Some(deadline)));
+                let table = core.shells.table();
+                let inner = table.lock();
+                drop(table.wait_exited(inner, &[*key], deadline));
             }
             Target::Task(id) => {
-                if let Some(tasks) = &core.config.tasks {
+                if let Some(tasks) = &core.tasks {
                     tasks.wait_end(id, deadline);
                 }
             }
@@ -108,18 +103,12 @@ pub(crate) fn bash_output_f(core: &Arc<Core>, input: &Value) -> Pending<ToolResu
         Err(e) => return Pending::ready(ToolResult::error(e)),
     };
     let running = match &req.target {
-        Target::Shell(key) => core
-            .table
-            .lock()
-            .shells
-            .get(key)
-            .is_some_and(|s| s.is_running()),
+        Target::Shell(key) => core.info(*key).is_some_and(|i| !i.status().is_ended()),
         Target::Task(id) => core
-            .config
             .tasks
             .as_ref()
             .and_then(|t| t.get(id))
-            .is_some_and(|i| i.status == TaskStatus::Running),
+            .is_some_and(|i| !i.status.is_ended()),
     };
     if !req.block || !running {
         return Pending::ready(answer(core, &req.id, &req.target, req.filter.as_ref()));
@@ -132,12 +121,14 @@ pub(crate) fn bash_output_f(core: &Arc<Core>, input: &Value) -> Pending<ToolResu
         filter: req.filter,
         completer,
     };
-    let on_timeout = late.clone();
-    timer::at(Instant::now() + req.timeout, move || on_timeout.complete());
+    if let Some(at) = deadline::after(req.timeout) {
+        let on_timeout = late.clone();
+        timer::at(at, move || on_timeout.complete());
+    }
     match &req.target {
-        Target::Shell(key) => core.table.on_exit(*key, Box::new(late)),
+        Target::Shell(key) => core.shells.table().on_exit(*key, Box::new(late)),
         Target::Task(id) => {
-            if let Some(tasks) = &core.config.tasks {
+            if let Some(tasks) = &core.tasks {
                 tasks.on_end(id, Box::new(late));
             }
         }
@@ -166,7 +157,7 @@ impl Answer {
         } = self;
         completer.complete_with(move || match core.upgrade() {
             Some(core) => answer(&core, &id, &target, filter.as_ref()),
-            None => ToolResult::error(texts::STOPPED),
+            None => ToolResult::error(texts::CLOSED),
         });
     }
 }
@@ -194,66 +185,34 @@ impl EndWaiter for Answer {
 /// Answers for whatever the call reads.
 fn answer(core: &Core, id: &str, target: &Target, filter: Option<&Regex>) -> ToolResult {
     match target {
-        Target::Shell(key) => shell_answer(core, id, *key, filter),
-        Target::Task(task_id) => match core.config.tasks.as_ref().and_then(|t| t.get(task_id)) {
-            Some(info) => ToolResult::ok(texts::task_output(&info)),
+        Target::Shell(key) => match core.read_output(*key, filter) {
+            Ok(out) => {
+                let info = out.info();
+                ToolResult::ok(texts::shell_output(
+                    info.status(),
+                    info.exit_code(),
+                    out.text(),
+                    words::cap_of(info.stopped()),
+                ))
+                .with_exit_code(info.exit_code())
+                .with_task(
+                    id,
+                    Some(info.status()),
+                    Some(info.output_file().to_path_buf()),
+                )
+            }
+            Err(e) => words::error(&e),
+        },
+        Target::Task(task_id) => match core.tasks.as_ref().and_then(|t| t.get(task_id)) {
+            Some(info) => {
+                let body = info.report.as_deref().or(info.error.as_deref());
+                ToolResult::ok(texts::task_output(info.status, body)).with_task(
+                    &info.id,
+                    Some(info.status),
+                    None,
+                )
+            }
             None => ToolResult::error(texts::no_task(id)),
         },
     }
-}
-
-/// Reads a shell's new output and words the answer.
-fn shell_answer(core: &Core, id: &str, key: u64, filter: Option<&Regex>) -> ToolResult {
-    let Some(read_lock) = core
-        .table
-        .lock()
-        .shells
-        .get(&key)
-        .map(|s| s.read_lock.clone())
-    else {
-        return ToolResult::error(texts::no_task(id));
-    };
-    // One reader at a time per shell: the cursor is read, the file read, and
-    // the cursor moved as one step.
-    let _reading = read_lock.lock();
-    let Some((path, cursor, status, code, stop)) = core.table.lock().shells.get(&key).map(|s| {
-        (
-            s.output.clone(),
-            s.cursor,
-            s.status(),
-            s.exit_code(),
-            s.stop,
-        )
-    }) else {
-        return ToolResult::error(texts::no_task(id));
-    };
-    // The state is taken before the file is read: once ended, the file is
-    // complete, so everything to its end may be consumed.
-    let rendered = match output::render_file(
-        &path,
-        cursor,
-        core.config.output_limit,
-        filter,
-        code.is_some(),
-    ) {
-        Ok(r) => r,
-        Err(e) => return ToolResult::error(texts::read_failed(&e)),
-    };
-    if let Some(s) = core.table.lock().shells.get_mut(&key) {
-        s.cursor = cursor + rendered.consumed;
-    }
-    let mut text = format!("<status>{status}</status>");
-    if let Some(code) = code {
-        text.push_str(&format!("\n<exit_code>{code}</exit_code>"));
-    }
-    if !rendered.text.is_empty() {
-        text.push_str("\n<stdout>\n");
-        text.push_str(&rendered.text);
-        text.push_str("\n</stdout>");
-    }
-    if stop == Some(StopReason::OutputCap) {
-        text.push('\n');
-        text.push_str(&texts::output_cap(core.config.max_output_bytes));
-    }
-    ToolResult::ok(text)
 }

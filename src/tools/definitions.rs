@@ -21,7 +21,7 @@ pub struct ToolDefinition {
     pub input_schema: Value,
 }
 
-pub(crate) fn bash(c: &Config) -> ToolDefinition {
+pub(crate) fn bash(c: &Config, tasks: bool) -> ToolDefinition {
     ToolDefinition {
         name: "bash",
         description: format!(
@@ -35,7 +35,7 @@ pub(crate) fn bash(c: &Config) -> ToolDefinition {
             limit = c.output_limit,
             default = seconds(c.default_timeout),
             max = seconds(c.max_timeout),
-            notified = if c.tasks.is_some() {
+            notified = if tasks {
                 " You are notified when a background command ends; do not poll for it."
             } else {
                 ""
@@ -139,10 +139,11 @@ pub(crate) fn monitor(c: &Config) -> ToolDefinition {
     }
 }
 
-/// Every tool this configuration offers: `monitor` only with a registry.
-pub(crate) fn all(c: &Config) -> Vec<ToolDefinition> {
-    let mut defs = vec![bash(c), bash_output(c), kill_shell(c)];
-    if c.tasks.is_some() {
+/// Every tool this configuration offers: `monitor` only with a registry
+/// (`tasks`).
+pub(crate) fn all(c: &Config, tasks: bool) -> Vec<ToolDefinition> {
+    let mut defs = vec![bash(c, tasks), bash_output(c), kill_shell(c)];
+    if tasks {
         defs.push(monitor(c));
     }
     defs

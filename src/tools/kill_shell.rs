@@ -1,14 +1,16 @@
-//! The `kill_shell` tool (SPEC section 4): stop a background shell and its
-//! whole process group.
+//! The `kill_shell` tool: stop a background shell and its whole process
+//! group, or ask another registry entry to stop.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::ToolResult;
-use crate::core::Core;
-use crate::shells::table::StopReason;
-use crate::{input, texts};
+use super::{input, words, ToolResult};
+use crate::api::core::Core;
+use crate::api::types::CallError;
+use crate::status::TaskStatus;
+use crate::tasks::StopRefused;
+use crate::texts;
 
 pub(crate) fn kill_shell(core: &Arc<Core>, input: &Value) -> ToolResult {
     run(core, input).into()
@@ -17,35 +19,30 @@ pub(crate) fn kill_shell(core: &Arc<Core>, input: &Value) -> ToolResult {
 fn run(core: &Arc<Core>, input: &Value) -> Result<ToolResult, String> {
     let args = input::object(input)?;
     let id = input::required_str(args, "shell_id")?;
-    let (key, command) = {
-        let inner = core.table.lock();
-        let Some(key) = inner.by_id(id) else {
-            drop(inner);
-            return other_entry(core, id);
-        };
-        let shell = &inner.shells[&key];
-        if !shell.is_running() {
-            return Err(texts::not_running(id, shell.status()));
-        }
-        (key, shell.command.clone())
-    };
-    let stopped = core.stop(&[key], StopReason::Killed);
-    if stopped.is_empty() {
-        // It ended on its own between the look-up and the signal.
-        let inner = core.table.lock();
-        let status = inner.shells.get(&key).map_or("completed", |s| s.status());
-        return Err(texts::not_running(id, status));
+    core.check_open().map_err(|e| e.to_string())?;
+    if core.key_of(id).is_none() {
+        return other_entry(core, id);
     }
-    Ok(ToolResult::ok(texts::stopped(id, &command)))
+    match core.kill(id) {
+        Ok(info) => Ok(
+            ToolResult::ok(texts::stopped(id, info.command())).with_task(
+                id,
+                Some(TaskStatus::Killed),
+                Some(info.output_file().to_path_buf()),
+            ),
+        ),
+        Err(e) => Ok(words::error(&e)),
+    }
 }
 
 /// Another entry of the registry (a subagent): asked to stop.
 fn other_entry(core: &Core, id: &str) -> Result<ToolResult, String> {
-    let tasks = core
-        .config
-        .tasks
-        .as_ref()
-        .ok_or_else(|| texts::no_task(id))?;
-    let (id, description) = tasks.request_stop(id)?;
-    Ok(ToolResult::ok(texts::stopped(&id, &description)))
+    let tasks = core.tasks.as_ref().ok_or_else(|| texts::no_task(id))?;
+    let error = match tasks.request_stop(id) {
+        Ok((id, description)) => return Ok(ToolResult::ok(texts::stopped(&id, &description))),
+        Err(StopRefused::Unknown) => CallError::UnknownId(id.to_string()),
+        Err(StopRefused::NotRunning(id, status)) => CallError::NotRunning { id, status },
+        Err(StopRefused::Panicked(id)) => CallError::StopPanicked(id),
+    };
+    Err(error.to_string())
 }

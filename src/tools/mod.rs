@@ -1,20 +1,41 @@
-//! The tools a model calls (SPEC section 4). Each file reads its arguments,
-//! asks the core, and words the answer with [`crate::texts`].
+//! The JSON edge: the tools a model calls. Each file reads its JSON
+//! arguments, calls the typed API, and words the answer with
+//! [`crate::texts`]; this layer is the only place a typed outcome or error
+//! becomes the text a model reads (see [`words`]).
 
+pub(crate) mod async_tools;
 pub(crate) mod bash;
 pub(crate) mod bash_output;
 pub(crate) mod definitions;
+pub(crate) mod input;
 pub(crate) mod kill_shell;
 pub(crate) mod monitor;
+mod words;
 
-/// What a tool call answers: the text a model reads, and whether it is an
-/// error result.
+use std::path::PathBuf;
+
+pub use definitions::ToolDefinition;
+
+use crate::status::TaskStatus;
+
+/// What a tool call answers: the text a model reads, whether it is an error
+/// result, and, for callers that want them, the typed facts behind the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ToolResult {
     /// The result text.
     pub text: String,
     /// True for an error result (a failed command, bad input, an unknown ID).
     pub is_error: bool,
+    /// The exit code of a command that ended (a foreground `bash`, or a
+    /// shell `bash_output` found ended).
+    pub exit_code: Option<i32>,
+    /// The ID of the shell or entry the result is about (`bash_3`).
+    pub task_id: Option<String>,
+    /// The status of that shell or entry.
+    pub status: Option<TaskStatus>,
+    /// The output file of that shell.
+    pub output_file: Option<PathBuf>,
 }
 
 impl ToolResult {
@@ -23,15 +44,36 @@ impl ToolResult {
         ToolResult {
             text: text.into(),
             is_error: false,
+            exit_code: None,
+            task_id: None,
+            status: None,
+            output_file: None,
         }
     }
 
     /// An error result.
     pub fn error(text: impl Into<String>) -> ToolResult {
         ToolResult {
-            text: text.into(),
             is_error: true,
+            ..ToolResult::ok(text)
         }
+    }
+
+    pub(crate) fn with_exit_code(mut self, code: Option<i32>) -> ToolResult {
+        self.exit_code = code;
+        self
+    }
+
+    pub(crate) fn with_task(
+        mut self,
+        id: impl Into<String>,
+        status: Option<TaskStatus>,
+        output_file: Option<PathBuf>,
+    ) -> ToolResult {
+        self.task_id = Some(id.into());
+        self.status = status;
+        self.output_file = output_file;
+        self
     }
 }
 

@@ -3,17 +3,19 @@
 
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use serde_json::Value;
 
-use super::ToolResult;
+use super::{input, ToolResult};
+use crate::api::core::Core;
+use crate::api::types::CallError;
 use crate::caller::Caller;
-use crate::core::{Core, StartSpec};
 use crate::monitor::MonitorRun;
-use crate::os::group;
-use crate::{input, texts};
+use crate::shells::{Kind, NewShell, Stdio, StopReason};
+use crate::status::TaskStatus;
+use crate::{deadline, texts};
 
 pub(crate) fn monitor(core: &Arc<Core>, input: &Value, caller: &Caller) -> ToolResult {
     run(core, input, caller).into()
@@ -53,8 +55,8 @@ fn timeout(core: &Core, args: &serde_json::Map<String, Value>) -> Result<Duratio
 
 fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, String> {
     let args = input::object(input)?;
-    let Some(tasks) = core.config.tasks.clone() else {
-        return Err(texts::MONITOR_NEEDS_TASKS.to_string());
+    let Some(tasks) = core.tasks.clone() else {
+        return Err(CallError::MonitorNeedsTasks.to_string());
     };
     let description = input::required_str(args, "description")?;
     if description.trim().is_empty() {
@@ -62,52 +64,71 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
     }
     let command = match args.get("command") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.as_str(),
-        _ => return Err(texts::NO_COMMAND.to_string()),
+        _ => return Err(CallError::NoCommand.to_string()),
     };
-    if command.contains('\0') {
-        return Err(texts::NUL_IN_COMMAND.to_string());
-    }
+    Core::check_command(command).map_err(|e| e.to_string())?;
     let timeout = timeout(core, args)?;
-    if core.table.lock().closed {
-        return Err(texts::STOPPED.to_string());
-    }
-    let cwd = core.resolve_cwd(None, caller)?;
-    core.check_gates(command, &cwd)?;
+    core.check_open().map_err(|e| e.to_string())?;
+    let cwd = core.resolve_cwd(None, caller).map_err(|e| e.to_string())?;
+    core.check_gates(command, &cwd).map_err(|r| r.to_string())?;
 
-    let (read, write) =
-        nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| texts::spawn_failed(&e.into()))?;
+    let spawn_failed = |e: nix::Error| CallError::SpawnFailed(e.to_string()).to_string();
+    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(spawn_failed)?;
     // The reader must never block on a pipe that a grandchild holds open.
-    fcntl(read.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK))
-        .map_err(|e| texts::spawn_failed(&e.into()))?;
+    fcntl(read.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(spawn_failed)?;
     let id = tasks.next_id("monitor");
-    let key = core.start(StartSpec {
-        command,
-        description: Some(description),
-        cwd: &cwd,
-        caller,
-        id: Some(id.clone()),
-        monitor: true,
-        stdout: Some(write),
-    })?;
-    let (pid, output) = {
-        let inner = core.table.lock();
-        let s = &inner.shells[&key];
-        (s.pid, s.output.clone())
-    };
+    let started = core
+        .start_shell(
+            NewShell {
+                command: command.to_string(),
+                description: Some(description.to_string()),
+                id: Some(id.clone()),
+                kind: Kind::Monitor,
+                recipient: caller.recipient_name().to_string(),
+                call: caller.call_id().map(str::to_string),
+                detached: caller.is_detached(),
+            },
+            &cwd,
+            Stdio {
+                stdout: Some(write),
+                leader_pidfd: true,
+            },
+        )
+        .map_err(|e| e.to_string())?;
+    let key = started.key;
+    let output = core
+        .info(key)
+        .map(|i| i.output_file().to_path_buf())
+        .unwrap_or_default();
     let run = MonitorRun {
-        core: core.clone(),
+        shells: core.shells.clone(),
+        options: core.config.monitor_options.clone(),
         tasks,
         key,
         id: id.clone(),
         description: description.to_string(),
-        recipient: caller.recipient.clone(),
-        call: caller.call.clone(),
+        recipient: caller.recipient_name().to_string(),
+        call: caller.call_id().map(str::to_string),
         output,
-        deadline: Instant::now() + timeout,
+        deadline: deadline::after(timeout),
         stdout: std::fs::File::from(read),
-        leader: group::pidfd_open(pid),
+        leader: started.pidfd,
     };
-    core.spawn_reader(&id, run)
-        .map_err(|e| texts::spawn_failed(&e))?;
-    Ok(ToolResult::ok(texts::monitor_started(&id, timeout)))
+    let spawned = std::thread::Builder::new()
+        .name(format!("bashtools-{id}"))
+        .spawn(move || run.run());
+    match spawned {
+        Ok(handle) => core.keep_reader(handle),
+        Err(e) => {
+            core.shells.stop(&[key], StopReason::Killed);
+            return Err(CallError::SpawnFailed(e.to_string()).to_string());
+        }
+    }
+    Ok(
+        ToolResult::ok(texts::monitor_started(&id, timeout)).with_task(
+            &id,
+            Some(TaskStatus::Running),
+            None,
+        ),
+    )
 }

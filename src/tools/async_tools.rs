@@ -10,11 +10,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::api::core::Core;
 use crate::caller::Caller;
-use crate::core::Core;
 use crate::pending::Pending;
-use crate::tools::definitions::ToolDefinition;
-use crate::tools::{self, ToolResult};
+use crate::tools::{self, ToolDefinition, ToolResult};
 
 /// A value given now, or a closure asked at each call.
 enum Source<T> {
@@ -186,7 +185,7 @@ impl AsyncTool {
 }
 
 pub(crate) fn async_tools(core: &Arc<Core>, options: AsyncToolsOptions) -> Vec<AsyncTool> {
-    tools::definitions::all(&core.config)
+    tools::definitions::all(&core.config, core.tasks.is_some())
         .into_iter()
         .map(|definition| AsyncTool {
             definition,

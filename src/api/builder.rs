@@ -1,0 +1,289 @@
+//! The builder of [`BashTools`]: one setter per option, each default the
+//! one Claude Code uses.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::{Config, MonitorOptions, Unattended, Validator};
+use crate::error::Error;
+use crate::shells::process::RealProcess;
+use crate::tasks::Tasks;
+use crate::BashTools;
+
+/// Builds a [`BashTools`]. Every option of SPEC section 3 has a setter of the
+/// same name; each default is the one Claude Code uses.
+///
+/// ```
+/// use std::time::Duration;
+/// let tools = bashtools::BashTools::builder()
+///     .default_timeout(Duration::from_secs(30))
+///     .output_limit(10_000)
+///     .build()
+///     .unwrap();
+/// # drop(tools);
+/// ```
+pub struct Builder {
+    working_directory: Option<PathBuf>,
+    allowed_commands: Option<Vec<String>>,
+    validator: Option<Arc<Validator>>,
+    default_timeout: Duration,
+    max_timeout: Duration,
+    output_limit: usize,
+    kill_grace: Duration,
+    block_timeout: Duration,
+    monitor_timeout: Duration,
+    monitor_max_timeout: Duration,
+    monitor_unattended_max_timeout: Duration,
+    monitor_min_timeout: Duration,
+    unattended: Option<Arc<Unattended>>,
+    max_output_bytes: u64,
+    noninteractive_env: bool,
+    env: Vec<(OsString, OsString)>,
+    env_remove: Vec<OsString>,
+    output_root: Option<PathBuf>,
+    tasks: Option<Tasks>,
+    monitor_options: MonitorOptions,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder {
+            working_directory: None,
+            allowed_commands: None,
+            validator: None,
+            default_timeout: Duration::from_secs(120),
+            max_timeout: Duration::from_secs(600),
+            output_limit: 30_000,
+            kill_grace: Duration::from_secs(5),
+            block_timeout: Duration::from_secs(30),
+            monitor_timeout: Duration::from_secs(300),
+            monitor_max_timeout: Duration::from_secs(1800),
+            monitor_unattended_max_timeout: Duration::from_secs(600),
+            monitor_min_timeout: Duration::from_secs(1),
+            unattended: None,
+            max_output_bytes: 1 << 30,
+            noninteractive_env: true,
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            output_root: None,
+            tasks: None,
+            monitor_options: MonitorOptions::default(),
+        }
+    }
+}
+
+impl Builder {
+    /// Where commands run unless the call or the caller names another
+    /// directory. Default: the process's current directory at `build()`.
+    pub fn working_directory(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.working_directory = Some(dir.into());
+        self
+    }
+
+    /// The only command words allowed. Every simple command of a line is
+    /// checked (see [`gate::check_allowed`](crate::gate::check_allowed)), not
+    /// just the first word. Default: no list, everything allowed.
+    pub fn allowed_commands<I, S>(mut self, words: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_commands = Some(words.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Asked with the command and its working directory before anything
+    /// starts; `Err(reason)` refuses it with `Command REASON`. A validator that
+    /// panics refuses the command.
+    pub fn validator<F>(mut self, validator: F) -> Self
+    where
+        F: Fn(&str, &Path) -> Result<(), String> + Send + Sync + 'static,
+    {
+        self.validator = Some(Arc::new(validator));
+        self
+    }
+
+    /// Foreground time of a `bash` call that gives no `timeout` (120 s).
+    pub fn default_timeout(mut self, d: Duration) -> Self {
+        self.default_timeout = d;
+        self
+    }
+
+    /// The cap of `bash` and `bash_output` timeouts (600 s); larger ones are cut down.
+    pub fn max_timeout(mut self, d: Duration) -> Self {
+        self.max_timeout = d;
+        self
+    }
+
+    /// Characters (not bytes) a result carries (30 000); longer output keeps
+    /// its head and its tail.
+    pub fn output_limit(mut self, chars: usize) -> Self {
+        self.output_limit = chars;
+        self
+    }
+
+    /// Time between SIGTERM and SIGKILL when a shell is stopped (5 s).
+    pub fn kill_grace(mut self, d: Duration) -> Self {
+        self.kill_grace = d;
+        self
+    }
+
+    /// How long `bash_output` with `block` waits without a `timeout` (30 s).
+    pub fn block_timeout(mut self, d: Duration) -> Self {
+        self.block_timeout = d;
+        self
+    }
+
+    /// A monitor's watch without `timeout_ms` (300 s).
+    pub fn monitor_timeout(mut self, d: Duration) -> Self {
+        self.monitor_timeout = d;
+        self
+    }
+
+    /// The cap of a monitor's `timeout_ms` (1800 s).
+    pub fn monitor_max_timeout(mut self, d: Duration) -> Self {
+        self.monitor_max_timeout = d;
+        self
+    }
+
+    /// The cap of `timeout_ms` when [`unattended`](Self::unattended) says
+    /// nobody is at the keyboard (600 s).
+    pub fn monitor_unattended_max_timeout(mut self, d: Duration) -> Self {
+        self.monitor_unattended_max_timeout = d;
+        self
+    }
+
+    /// The floor of a monitor's `timeout_ms` (1 s; tests lower it).
+    pub fn monitor_min_timeout(mut self, d: Duration) -> Self {
+        self.monitor_min_timeout = d;
+        self
+    }
+
+    /// Asked when a monitor starts: `true` when the run has nobody to ask.
+    pub fn unattended<F>(mut self, f: F) -> Self
+    where
+        F: Fn() -> bool + Send + Sync + 'static,
+    {
+        self.unattended = Some(Arc::new(f));
+        self
+    }
+
+    /// An output file past this many bytes stops its shell (1 GiB), so a
+    /// runaway command cannot fill the disk.
+    pub fn max_output_bytes(mut self, bytes: u64) -> Self {
+        self.max_output_bytes = bytes;
+        self
+    }
+
+    /// Set `PAGER=cat`, `GIT_PAGER=cat`, `GIT_EDITOR=true` and `TERM=dumb` for
+    /// every command (default `true`): pagers and editors waiting for a
+    /// terminal are the classic hang of an agent's shell.
+    pub fn noninteractive_env(mut self, on: bool) -> Self {
+        self.noninteractive_env = on;
+        self
+    }
+
+    /// Set a variable for every command (after the non-interactive ones, so it
+    /// can override them).
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Remove a variable from every command's environment.
+    pub fn env_remove(mut self, key: impl Into<OsString>) -> Self {
+        self.env_remove.push(key.into());
+        self
+    }
+
+    /// The application's registry of background work (SPEC section 6).
+    /// With it, background shells and monitors register there, send a
+    /// notification when they end, and take IDs unique across every
+    /// `BashTools` sharing it; `bash_output` and `kill_shell` reach its other
+    /// entries; and the `monitor` tool is available.
+    pub fn tasks(mut self, tasks: Tasks) -> Self {
+        self.tasks = Some(tasks);
+        self
+    }
+
+    /// How every monitor batches its lines (SPEC section 7).
+    pub fn monitor_options(mut self, options: MonitorOptions) -> Self {
+        self.monitor_options = options;
+        self
+    }
+
+    /// The directory in which the private output directory is made (default:
+    /// [`std::env::temp_dir`]). Not in the spec: for hosts whose temp
+    /// directory is small or shared.
+    pub fn output_root(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.output_root = Some(dir.into());
+        self
+    }
+
+    /// Checks the options and builds the tools.
+    ///
+    /// # Errors
+    /// A working directory that does not exist or is not a directory, and an
+    /// output directory that cannot be made.
+    pub fn build(self) -> Result<BashTools, Error> {
+        let (config, tasks) = self.settle()?;
+        let config = Arc::new(config);
+        let process = Arc::new(RealProcess {
+            config: config.clone(),
+        });
+        BashTools::from_parts(config, tasks, process)
+    }
+
+    /// Builds tools whose commands are `process`'s (a fake, in tests).
+    #[cfg(test)]
+    pub(crate) fn build_with(
+        self,
+        process: Arc<dyn crate::shells::process::Process>,
+    ) -> Result<BashTools, Error> {
+        let (config, tasks) = self.settle()?;
+        BashTools::from_parts(Arc::new(config), tasks, process)
+    }
+
+    /// The settled configuration, and the registry.
+    fn settle(self) -> Result<(Config, Option<Tasks>), Error> {
+        let working_directory = match self.working_directory {
+            Some(dir) => {
+                check_directory(&dir)?;
+                dir
+            }
+            None => std::env::current_dir().map_err(Error::current_directory)?,
+        };
+        let config = Config {
+            working_directory,
+            allowed_commands: self.allowed_commands,
+            validator: self.validator,
+            default_timeout: self.default_timeout,
+            max_timeout: self.max_timeout,
+            output_limit: self.output_limit,
+            kill_grace: self.kill_grace,
+            block_timeout: self.block_timeout,
+            monitor_timeout: self.monitor_timeout,
+            monitor_max_timeout: self.monitor_max_timeout,
+            monitor_unattended_max_timeout: self.monitor_unattended_max_timeout,
+            monitor_min_timeout: self.monitor_min_timeout,
+            unattended: self.unattended,
+            max_output_bytes: self.max_output_bytes,
+            noninteractive_env: self.noninteractive_env,
+            env: self.env,
+            env_remove: self.env_remove,
+            output_root: self.output_root.unwrap_or_else(std::env::temp_dir),
+            monitor_options: self.monitor_options,
+        };
+        Ok((config, self.tasks))
+    }
+}
+
+fn check_directory(dir: &Path) -> Result<(), Error> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(Error::working_directory_not_a_directory(dir.to_path_buf())),
+        Err(_) => Err(Error::working_directory_missing(dir.to_path_buf())),
+    }
+}

@@ -1,0 +1,463 @@
+//! What every handle of one `BashTools` shares, and the typed operations
+//! the public API and the JSON tools are made of: start a command, settle
+//! it at its exit or timeout, read a shell, wait for it, kill it.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use regex::Regex;
+
+use super::types::{
+    Backgrounded, CallError, Command, Exited, NewOutput, Outcome, Refusal, ShellId, ShellInfo,
+    StopCause,
+};
+use crate::caller::Caller;
+use crate::config::Config;
+use crate::deadline;
+use crate::os::outdir::OutputDir;
+use crate::shells::process::Process;
+use crate::shells::{
+    self, Ended, Key, Kind, NewShell, Settled, Shell, StartError, Stdio, StopReason, Supervisor,
+};
+use crate::status::TaskStatus;
+use crate::tasks::{TaskInfo, Tasks};
+use crate::{gate, output, texts};
+
+pub(crate) struct Core {
+    pub config: Arc<Config>,
+    pub tasks: Option<Tasks>,
+    pub shells: Arc<Supervisor>,
+    /// The N of the next `bash_N` when there is no registry to ask.
+    next_bash: AtomicU64,
+    /// The reader threads of monitors, joined by `stop_all` so every end
+    /// notice has been sent when it returns.
+    readers: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// What starting a command led to.
+pub(crate) enum Started {
+    /// Refused by a gate, or started in the background: known at once.
+    Answered(Outcome),
+    /// Running in the foreground until `timeout`.
+    Foreground { key: Key, timeout: Duration },
+}
+
+impl Core {
+    pub(crate) fn new(
+        config: Arc<Config>,
+        tasks: Option<Tasks>,
+        outdir: OutputDir,
+        process: Arc<dyn Process>,
+    ) -> Arc<Core> {
+        let on_end = {
+            let tasks = tasks.clone();
+            Arc::new(move |ended: Ended| {
+                if let Some(tasks) = &tasks {
+                    notify_end(tasks, &ended);
+                }
+            })
+        };
+        let shells = Arc::new(Supervisor::new(
+            process,
+            outdir,
+            config.kill_grace,
+            config.max_output_bytes,
+            on_end,
+        ));
+        Arc::new(Core {
+            config,
+            tasks,
+            shells,
+            next_bash: AtomicU64::new(1),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The next `bash_N`: from the registry when there is one, so IDs are
+    /// unique across every `BashTools` sharing it.
+    pub(crate) fn next_bash_id(&self) -> String {
+        match &self.tasks {
+            Some(tasks) => tasks.next_id("bash"),
+            None => format!("bash_{}", self.next_bash.fetch_add(1, Ordering::Relaxed)),
+        }
+    }
+
+    /// Whether a background shell's end will be delivered as a notification.
+    pub(crate) fn notifies(&self) -> bool {
+        self.tasks.is_some()
+    }
+
+    pub(crate) fn check_open(&self) -> Result<(), CallError> {
+        if self.shells.table().lock().is_closed() {
+            Err(CallError::Closed)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Registers background shell `key` in the registry. Run under the
+    /// table's lock (see [`Supervisor::start`]), so its end always finds
+    /// its entry.
+    pub(crate) fn register(&self, shell: &Shell, key: Key) {
+        let (Some(tasks), Some(id)) = (&self.tasks, shell.id()) else {
+            return;
+        };
+        let shells = self.shells.downgrade();
+        tasks.insert(
+            TaskInfo {
+                id: id.to_string(),
+                kind: if shell.kind() == Kind::Monitor {
+                    "monitor"
+                } else {
+                    "bash"
+                }
+                .to_string(),
+                name: None,
+                description: shell.what().to_string(),
+                status: TaskStatus::Running,
+                report: None,
+                error: None,
+                recipient: shell.recipient().to_string(),
+            },
+            shell.call().map(str::to_string),
+            Some(Arc::new(move || {
+                if let Some(shells) = shells.upgrade() {
+                    shells.stop(&[key], StopReason::Killed);
+                }
+            })),
+        );
+    }
+
+    /// The directory a command runs in: the call's, else the caller's, else
+    /// the configured one; relative paths are taken from the configured one.
+    pub(crate) fn resolve_cwd(
+        &self,
+        arg: Option<&Path>,
+        caller: &Caller,
+    ) -> Result<PathBuf, CallError> {
+        let base = &self.config.working_directory;
+        let dir = match (arg, caller.working_dir()) {
+            (Some(a), _) => base.join(a),
+            (None, Some(c)) => base.join(c),
+            (None, None) => base.clone(),
+        };
+        match std::fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => Ok(dir),
+            Ok(_) => Err(CallError::NotADirectory(dir)),
+            Err(_) => Err(CallError::NoSuchDirectory(dir)),
+        }
+    }
+
+    /// The gates: `allowed_commands`, then the validator.
+    pub(crate) fn check_gates(&self, command: &str, cwd: &Path) -> Result<(), Refusal> {
+        if let Some(allowed) = &self.config.allowed_commands {
+            gate::check_allowed(command, allowed).map_err(Refusal::NotAllowed)?;
+        }
+        if let Some(validator) = &self.config.validator {
+            let verdict =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| validator(command, cwd)));
+            match verdict {
+                Ok(Ok(())) => {}
+                Ok(Err(reason)) => return Err(Refusal::Validator(reason)),
+                Err(_) => return Err(Refusal::ValidatorPanicked),
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a command line before anything else is looked at.
+    pub(crate) fn check_command(command: &str) -> Result<(), CallError> {
+        if command.trim().is_empty() {
+            return Err(CallError::NoCommand);
+        }
+        if command.contains('\0') {
+            return Err(CallError::NulInCommand);
+        }
+        Ok(())
+    }
+
+    /// The foreground time of `cmd`: its own, else the default; at most the cap.
+    pub(crate) fn timeout_of(&self, cmd: &Command) -> Duration {
+        cmd.timeout_value()
+            .unwrap_or(self.config.default_timeout)
+            .min(self.config.max_timeout)
+    }
+
+    /// Checks and starts `cmd`: in the background at once, or in the
+    /// foreground until its timeout.
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        cmd: &Command,
+        caller: &Caller,
+    ) -> Result<Started, CallError> {
+        Core::check_command(cmd.command())?;
+        self.check_open()?;
+        let cwd = self.resolve_cwd(cmd.working_directory_value(), caller)?;
+        if let Err(refusal) = self.check_gates(cmd.command(), &cwd) {
+            return Ok(Started::Answered(Outcome::Refused(refusal)));
+        }
+        let id = cmd.is_background().then(|| self.next_bash_id());
+        let new = NewShell {
+            command: cmd.command().to_string(),
+            description: cmd.description_value().map(str::to_string),
+            id: id.clone(),
+            kind: if id.is_some() {
+                Kind::Background
+            } else {
+                Kind::Foreground
+            },
+            recipient: caller.recipient_name().to_string(),
+            call: caller.call_id().map(str::to_string),
+            detached: caller.is_detached(),
+        };
+        let key = self
+            .start_shell(
+                new,
+                &cwd,
+                Stdio {
+                    stdout: None,
+                    leader_pidfd: false,
+                },
+            )?
+            .key;
+        match id {
+            Some(id) => {
+                let output_file = self.output_of(key).unwrap_or_default();
+                Ok(Started::Answered(Outcome::Background(Backgrounded {
+                    id: ShellId::from(id),
+                    output_file,
+                    after: None,
+                    notified: self.notifies(),
+                })))
+            }
+            None => Ok(Started::Foreground {
+                key,
+                timeout: self.timeout_of(cmd),
+            }),
+        }
+    }
+
+    /// Starts a shell, registering it when it starts in the background; a
+    /// failed start forgets its registry entry too.
+    pub(crate) fn start_shell(
+        self: &Arc<Self>,
+        new: NewShell,
+        cwd: &Path,
+        stdio: Stdio,
+    ) -> Result<shells::Started, CallError> {
+        let id = new.id.clone();
+        let started = self
+            .shells
+            .start(new, cwd, stdio, |shell, key| self.register(shell, key));
+        started.map_err(|e| {
+            if let (Some(tasks), Some(id)) = (&self.tasks, &id) {
+                tasks.remove(id);
+            }
+            match e {
+                StartError::Closed => CallError::Closed,
+                StartError::Io(e) => CallError::SpawnFailed(e.to_string()),
+            }
+        })
+    }
+
+    fn output_of(&self, key: Key) -> Option<PathBuf> {
+        let inner = self.shells.table().lock();
+        inner.get(key).map(|s| s.output().to_path_buf())
+    }
+
+    /// Runs `cmd` and blocks until it exits or moves to the background.
+    pub(crate) fn run(
+        self: &Arc<Self>,
+        cmd: &Command,
+        caller: &Caller,
+    ) -> Result<Outcome, CallError> {
+        match self.start(cmd, caller)? {
+            Started::Answered(outcome) => Ok(outcome),
+            Started::Foreground { key, timeout } => {
+                let table = self.shells.table();
+                let inner = table.lock();
+                drop(table.wait_exited(inner, &[key], deadline::after(timeout)));
+                self.settle(key, timeout)
+            }
+        }
+    }
+
+    /// Settles a foreground command at its exit or its timeout.
+    pub(crate) fn settle(&self, key: Key, timeout: Duration) -> Result<Outcome, CallError> {
+        let settled = self.shells.settle(
+            key,
+            || self.next_bash_id(),
+            |shell, key| self.register(shell, key),
+        );
+        match settled {
+            Settled::Finished(shell) => {
+                let exited = self.finished(&shell);
+                let _ = std::fs::remove_file(shell.output());
+                exited.map(Outcome::Exited)
+            }
+            Settled::Moved { id, output } => Ok(Outcome::Background(Backgrounded {
+                id: ShellId::from(id),
+                output_file: output,
+                after: Some(timeout),
+                notified: self.notifies(),
+            })),
+            Settled::Gone => Err(CallError::Closed),
+        }
+    }
+
+    /// What a foreground command that has ended produced.
+    fn finished(&self, shell: &Shell) -> Result<Exited, CallError> {
+        let rendered = output::render_file(shell.output(), 0, self.config.output_limit, None, true)
+            .map_err(|e| CallError::ReadFailed(e.to_string()))?;
+        Ok(Exited {
+            code: shell.exit_code().unwrap_or(-1),
+            output: rendered.text,
+            truncated: rendered.truncated,
+            stopped: self.cause(shell.stop_reason()),
+        })
+    }
+
+    pub(crate) fn cause(&self, reason: Option<StopReason>) -> Option<StopCause> {
+        reason.map(|r| match r {
+            StopReason::Killed => StopCause::Killed,
+            StopReason::StopAll => StopCause::StopAll,
+            StopReason::OutputCap => StopCause::OutputCap {
+                limit: self.config.max_output_bytes,
+            },
+            StopReason::MonitorTimeout => StopCause::MonitorTimeout,
+            StopReason::Flood => StopCause::Flood,
+        })
+    }
+
+    /// The key of background shell `id`.
+    pub(crate) fn key_of(&self, id: &str) -> Option<Key> {
+        self.shells.table().lock().by_id(id)
+    }
+
+    /// The state of shell `key` (with ID `id`).
+    pub(crate) fn info(&self, key: Key) -> Option<ShellInfo> {
+        let inner = self.shells.table().lock();
+        let s = inner.get(key)?;
+        Some(ShellInfo {
+            id: ShellId::from(s.id()?),
+            command: s.command().to_string(),
+            description: s.description().map(str::to_string),
+            status: s.status(),
+            exit_code: s.exit_code(),
+            output_file: s.output().to_path_buf(),
+            stopped: self.cause(s.stop_reason()),
+        })
+    }
+
+    /// What shell `key` wrote since the last read (only the lines matching
+    /// `filter`, if given), and its state.
+    pub(crate) fn read_output(
+        &self,
+        key: Key,
+        filter: Option<&Regex>,
+    ) -> Result<NewOutput, CallError> {
+        let (read_lock, id) = {
+            let inner = self.shells.table().lock();
+            let s = inner.get(key).ok_or(CallError::Closed)?;
+            (s.read_lock(), s.id().unwrap_or_default().to_string())
+        };
+        // One reader at a time per shell: the cursor is read, the file read,
+        // and the cursor moved as one step.
+        let _reading = read_lock.lock();
+        let cursor = self
+            .shells
+            .table()
+            .lock()
+            .get(key)
+            .map(|s| s.cursor())
+            .ok_or_else(|| CallError::UnknownId(id.clone()))?;
+        // The state is taken before the file is read: once ended, the file
+        // is complete, so everything to its end may be consumed.
+        let info = self.info(key).ok_or(CallError::UnknownId(id))?;
+        let rendered = output::render_file(
+            &info.output_file,
+            cursor,
+            self.config.output_limit,
+            filter,
+            info.exit_code.is_some(),
+        )
+        .map_err(|e| CallError::ReadFailed(e.to_string()))?;
+        self.shells.advance_cursor(key, rendered.consumed);
+        Ok(NewOutput {
+            info,
+            text: rendered.text,
+            truncated: rendered.truncated,
+        })
+    }
+
+    /// Stops background shell `id` (its whole group) and returns its state.
+    pub(crate) fn kill(&self, id: &str) -> Result<ShellInfo, CallError> {
+        let key = self
+            .key_of(id)
+            .ok_or_else(|| CallError::UnknownId(id.to_string()))?;
+        let not_running = |core: &Core| {
+            let status = core.info(key).map_or(TaskStatus::Completed, |i| i.status);
+            CallError::NotRunning {
+                id: id.to_string(),
+                status,
+            }
+        };
+        if self.info(key).is_some_and(|i| i.status.is_ended()) {
+            return Err(not_running(self));
+        }
+        if self.shells.stop(&[key], StopReason::Killed).is_empty() {
+            // It ended on its own between the look-up and the signal.
+            return Err(not_running(self));
+        }
+        self.info(key)
+            .ok_or_else(|| CallError::UnknownId(id.to_string()))
+    }
+
+    /// Keeps a monitor's reader thread, to be joined by `stop_all`.
+    pub(crate) fn keep_reader(&self, handle: JoinHandle<()>) {
+        let mut readers = self.readers.lock();
+        readers.retain(|h| !h.is_finished());
+        readers.push(handle);
+    }
+
+    /// Stops every running shell; the tools stay usable.
+    pub(crate) fn stop_all(&self) {
+        self.shells.stop_all();
+        self.join_readers();
+    }
+
+    /// Ends the tools: stops everything and refuses every later call.
+    pub(crate) fn close(&self) {
+        self.shells.close();
+        self.join_readers();
+    }
+
+    fn join_readers(&self) {
+        let readers = std::mem::take(&mut *self.readers.lock());
+        let me = std::thread::current().id();
+        for r in readers {
+            // A reader never calls stop_all, but the embedder's code could run
+            // on it (a drop of the last BashTools held there): never join self.
+            if r.thread().id() != me {
+                let _ = r.join();
+            }
+        }
+    }
+}
+
+/// The end notification of a background shell.
+fn notify_end(tasks: &Tasks, ended: &Ended) {
+    let summary = texts::shell_summary(&ended.what, ended.status, ended.code);
+    let text = texts::end_notification(
+        &ended.id,
+        ended.call.as_deref(),
+        &ended.output,
+        ended.status,
+        &summary,
+    );
+    tasks.finish_with(&ended.id, ended.status, text, summary);
+}

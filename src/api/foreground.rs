@@ -1,0 +1,109 @@
+//! A foreground command as a [`Pending`]: it completes when the command
+//! exits, or at its timeout once the command has moved to the background,
+//! whichever comes first — and once.
+//!
+//! The move to the background happens at the timeout even when nobody
+//! waits: dropping the `Pending` never leaves an invisible command. A
+//! command whose `Pending` was dropped goes on; at its timeout it becomes
+//! `bash_N`, is listed by `background_pids` and notified like any other.
+
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
+
+use super::core::{Core, Started};
+use super::types::{CallError, Command, Outcome};
+use crate::caller::Caller;
+use crate::pending::{Canceller, Completer, Pending};
+use crate::shells::{ExitWaiter, Key, StopReason};
+use crate::{deadline, timer};
+
+/// Turns the typed result into what the caller's `Pending` holds.
+pub(crate) type Convert<T> = Arc<dyn Fn(Result<Outcome, CallError>) -> T + Send + Sync>;
+
+/// Starts `cmd` and returns its result as a `Pending` of `T`.
+pub(crate) fn run_f<T: Send + 'static>(
+    core: &Arc<Core>,
+    cmd: &Command,
+    caller: &Caller,
+    convert: Convert<T>,
+) -> Pending<T> {
+    let (key, timeout) = match core.start(cmd, caller) {
+        Ok(Started::Answered(outcome)) => return Pending::ready(convert(Ok(outcome))),
+        Ok(Started::Foreground { key, timeout }) => (key, timeout),
+        Err(e) => return Pending::ready(convert(Err(e))),
+    };
+    let (pending, completer) = Pending::new();
+    let state = Arc::new(Settle {
+        core: Arc::downgrade(core),
+        key,
+        timeout,
+        settled: OnceLock::new(),
+        convert,
+        completer,
+    });
+    if let Some(at) = deadline::after(timeout) {
+        // The timer holds the state weakly: once the command has exited and
+        // its result was taken, nothing keeps the result in memory until the
+        // timeout.
+        let weak: Weak<Settle<T>> = Arc::downgrade(&state);
+        timer::at(at, move || {
+            if let Some(state) = weak.upgrade() {
+                if !state.completer.is_done() {
+                    // Eagerly, on the timer thread: the move to the
+                    // background must happen at the timeout even if nobody
+                    // takes the result.
+                    let result = state.result();
+                    let convert = state.convert.clone();
+                    state.completer.complete_with(move || convert(result));
+                }
+            }
+        });
+    }
+    core.shells.table().on_exit(key, Box::new(OnExit(state)));
+    let weak = Arc::downgrade(core);
+    pending.with_canceller(Canceller::new(move || {
+        if let Some(core) = weak.upgrade() {
+            core.shells.stop(&[key], StopReason::Killed);
+        }
+    }))
+}
+
+/// One settling of a call, shared by its exit waiter and its timer.
+struct Settle<T> {
+    core: Weak<Core>,
+    key: Key,
+    timeout: Duration,
+    settled: OnceLock<Result<Outcome, CallError>>,
+    convert: Convert<T>,
+    completer: Completer<T>,
+}
+
+impl<T> Settle<T> {
+    fn result(&self) -> Result<Outcome, CallError> {
+        self.settled
+            .get_or_init(|| match self.core.upgrade() {
+                Some(core) => core.settle(self.key, self.timeout),
+                None => Err(CallError::Closed),
+            })
+            .clone()
+    }
+}
+
+struct OnExit<T>(Arc<Settle<T>>);
+
+impl<T: Send + 'static> ExitWaiter for OnExit<T> {
+    fn is_stale(&self) -> bool {
+        self.0.completer.is_done()
+    }
+
+    /// On the reaper thread: only marks the result ready; the output is
+    /// read by whoever takes it.
+    fn exited(self: Box<Self>) {
+        let state = self.0;
+        let completer = state.completer.clone();
+        completer.complete_with(move || {
+            let result = state.result();
+            (state.convert)(result)
+        });
+    }
+}

@@ -1,0 +1,432 @@
+//! The typed public API: what a Rust program calls. The JSON tools
+//! ([`BashTools::bash`] and the others) are a thin edge over it.
+
+pub(crate) mod builder;
+pub(crate) mod core;
+pub(crate) mod foreground;
+pub(crate) mod types;
+
+#[cfg(test)]
+mod state_machine_tests;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use regex::Regex;
+use serde_json::Value;
+
+use self::core::Core;
+use self::types::{CallError, Command, NewOutput, Outcome, ShellId, ShellInfo};
+use crate::caller::Caller;
+use crate::config::Config;
+use crate::error::Error;
+use crate::os::outdir::OutputDir;
+use crate::pending::{Completer, Pending};
+use crate::shells::process::Process;
+use crate::shells::ExitWaiter;
+use crate::status::TaskStatus;
+use crate::tasks::Tasks;
+use crate::tools::async_tools::{self, AsyncTool, AsyncToolsOptions};
+use crate::tools::{self, ToolDefinition, ToolResult};
+use crate::{deadline, texts, timer, Builder};
+
+/// The shell tools. `Clone + Send + Sync`: clones are handles to the same
+/// shells. When the last clone is dropped every shell it started is stopped
+/// and the output directory removed (see [`close`](Self::close)).
+///
+/// Two ways in: the typed API ([`run`](Self::run), [`status`](Self::status),
+/// [`read_output`](Self::read_output), [`wait`](Self::wait),
+/// [`kill`](Self::kill)), for a program; and the JSON tools
+/// ([`bash`](Self::bash), [`bash_output`](Self::bash_output),
+/// [`kill_shell`](Self::kill_shell), [`monitor`](Self::monitor)), whose
+/// answers are the texts a model reads.
+///
+/// ```
+/// use bashtools::{BashTools, Caller, Command, Outcome};
+/// let tools = BashTools::builder().build()?;
+/// match tools.run(&Command::new("echo hi; exit 3"), &Caller::default())? {
+///     Outcome::Exited(e) => assert_eq!((e.code(), e.output()), (3, "hi")),
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct BashTools {
+    owner: Arc<Owner>,
+}
+
+/// The one owner of the shared state: its drop ends the tools.
+struct Owner {
+    core: Arc<Core>,
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.core.close();
+        self.core.shells.remove_output_directory();
+    }
+}
+
+impl std::fmt::Debug for BashTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BashTools")
+            .field("working_directory", &self.core().config.working_directory)
+            .field("output_directory", &self.output_directory())
+            .field("tasks", &self.core().tasks.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl BashTools {
+    /// A [`Builder`] with the defaults (those of Claude Code).
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    pub(crate) fn from_parts(
+        config: Arc<Config>,
+        tasks: Option<Tasks>,
+        process: Arc<dyn Process>,
+    ) -> Result<BashTools, Error> {
+        let outdir = OutputDir::create(&config.output_root)
+            .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
+        let core = Core::new(config, tasks, outdir, process);
+        Ok(BashTools {
+            owner: Arc::new(Owner { core }),
+        })
+    }
+
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.owner.core
+    }
+
+    // ------------------------------------------------------------ typed API
+
+    /// Runs `cmd` (as `bash -c`) and blocks until it exits, or until its
+    /// timeout moves it to the background, or answers at once when it
+    /// starts in the background or a gate refuses it.
+    ///
+    /// # Errors
+    /// A blank command or one with a NUL byte, a working directory that is
+    /// missing, a spawn that failed, or tools that have ended.
+    pub fn run(&self, cmd: &Command, caller: &Caller) -> Result<Outcome, CallError> {
+        self.core().run(cmd, caller)
+    }
+
+    /// [`run`](Self::run) as a [`Pending`]: no thread of the caller's waits.
+    /// Its [`canceller`](Pending::canceller) stops the command. Dropping it
+    /// does not stop the command: at its timeout it moves to the background
+    /// like any other.
+    pub fn run_f(&self, cmd: &Command, caller: &Caller) -> Pending<Result<Outcome, CallError>> {
+        foreground::run_f(self.core(), cmd, caller, Arc::new(|r| r))
+    }
+
+    /// The state of background shell `id`.
+    ///
+    /// # Errors
+    /// [`CallError::UnknownId`] for an ID that is not a shell of these tools.
+    pub fn status(&self, id: &ShellId) -> Result<ShellInfo, CallError> {
+        self.core().check_open()?;
+        self.key(id).and_then(|k| self.info(id, k))
+    }
+
+    /// What shell `id` wrote since the last read (by this call or
+    /// `bash_output`), only the lines matching `filter` if one is given.
+    ///
+    /// # Errors
+    /// An unknown ID, or an output file that cannot be read.
+    pub fn read_output(
+        &self,
+        id: &ShellId,
+        filter: Option<&Regex>,
+    ) -> Result<NewOutput, CallError> {
+        self.core().check_open()?;
+        let key = self.key(id)?;
+        self.core().read_output(key, filter)
+    }
+
+    /// Waits until shell `id` has ended or `timeout` passed (a huge timeout
+    /// is no deadline), and returns its state then.
+    ///
+    /// # Errors
+    /// An unknown ID.
+    pub fn wait(&self, id: &ShellId, timeout: Duration) -> Result<ShellInfo, CallError> {
+        self.core().check_open()?;
+        let key = self.key(id)?;
+        let table = self.core().shells.table();
+        let inner = table.lock();
+        drop(table.wait_exited(inner, &[key], deadline::after(timeout)));
+        self.info(id, key)
+    }
+
+    /// [`wait`](Self::wait) as a [`Pending`].
+    pub fn wait_f(&self, id: &ShellId, timeout: Duration) -> Pending<Result<ShellInfo, CallError>> {
+        let key = match self.core().check_open().and_then(|()| self.key(id)) {
+            Ok(k) => k,
+            Err(e) => return Pending::ready(Err(e)),
+        };
+        let (pending, completer) = Pending::new();
+        let waiter = InfoWaiter {
+            core: self.core().clone(),
+            id: id.clone(),
+            key,
+            completer,
+        };
+        if let Some(at) = deadline::after(timeout) {
+            let late = waiter.clone();
+            timer::at(at, move || late.complete());
+        }
+        self.core().shells.table().on_exit(key, Box::new(waiter));
+        pending
+    }
+
+    /// Stops background shell `id` and everything it started (SIGTERM,
+    /// `kill_grace`, SIGKILL) and returns its state once it is gone.
+    ///
+    /// # Errors
+    /// [`CallError::UnknownId`], or [`CallError::NotRunning`] for a shell
+    /// that has ended already.
+    pub fn kill(&self, id: &ShellId) -> Result<ShellInfo, CallError> {
+        self.core().check_open()?;
+        self.core().kill(id.as_str())
+    }
+
+    fn key(&self, id: &ShellId) -> Result<u64, CallError> {
+        self.core()
+            .key_of(id.as_str())
+            .ok_or_else(|| CallError::UnknownId(id.to_string()))
+    }
+
+    fn info(&self, id: &ShellId, key: u64) -> Result<ShellInfo, CallError> {
+        self.core()
+            .info(key)
+            .ok_or_else(|| CallError::UnknownId(id.to_string()))
+    }
+
+    // ----------------------------------------------------------- JSON tools
+
+    /// The `bash` tool: `{command, timeout?, description?, run_in_background?,
+    /// working_directory?}`. Runs the command in the foreground until its
+    /// timeout (seconds), then moves it to the background as `bash_N`.
+    ///
+    /// Blocks the calling thread for as long as the command runs in the
+    /// foreground.
+    pub fn bash(&self, input: &Value, caller: &Caller) -> ToolResult {
+        tools::bash::bash(self.core(), input, caller)
+    }
+
+    /// [`bash`](Self::bash) as a [`Pending`]: completes when the command
+    /// exits or, at its timeout, when it has moved to the background. Its
+    /// [`canceller`](Pending::canceller) stops a foreground command.
+    pub fn bash_f(&self, input: &Value, caller: &Caller) -> Pending<ToolResult> {
+        tools::bash::bash_f(self.core(), input, caller)
+    }
+
+    /// The `bash_output` tool: `{bash_id, filter?, block?, timeout?}`. The
+    /// output written since the last call, with the shell's status. With
+    /// `block`, waits (on this thread) until the shell ends or `timeout`
+    /// seconds pass.
+    pub fn bash_output(&self, input: &Value) -> ToolResult {
+        tools::bash_output::bash_output(self.core(), input)
+    }
+
+    /// [`bash_output`](Self::bash_output) as a [`Pending`]: with `block`, it
+    /// completes when the shell exits or the timeout passes, and no thread
+    /// of the caller's waits meanwhile.
+    pub fn bash_output_f(&self, input: &Value) -> Pending<ToolResult> {
+        tools::bash_output::bash_output_f(self.core(), input)
+    }
+
+    /// The `kill_shell` tool: `{shell_id}`. SIGTERM to the shell's process
+    /// group, SIGKILL after `kill_grace` to whatever is left; answers once
+    /// the group is gone.
+    pub fn kill_shell(&self, input: &Value) -> ToolResult {
+        tools::kill_shell::kill_shell(self.core(), input)
+    }
+
+    /// The `monitor` tool: `{description, command, timeout_ms?}`. Starts the
+    /// command in the background as `monitor_N`; each batch of its stdout
+    /// lines is sent as a notification to the caller's recipient, and one
+    /// more when it ends. Needs a [`Tasks`] registry.
+    pub fn monitor(&self, input: &Value, caller: &Caller) -> ToolResult {
+        tools::monitor::monitor(self.core(), input, caller)
+    }
+
+    /// The `<task-notification>` of a background shell's end and the line a
+    /// surface shows for it, for shell `id` as if it ended with `status`.
+    /// `None` for an ID these tools do not know.
+    pub fn notification(&self, id: &str, status: TaskStatus) -> Option<(String, String)> {
+        let key = self.core().key_of(id)?;
+        let inner = self.core().shells.table().lock();
+        let s = inner.get(key)?;
+        let code = s.exit_code().unwrap_or(if status == TaskStatus::Completed {
+            0
+        } else {
+            1
+        });
+        let summary = texts::shell_summary(s.what(), status, code);
+        let text = texts::end_notification(id, s.call(), s.output(), status, &summary);
+        Some((text, summary))
+    }
+
+    /// The tools for a non-blocking agent loop: definitions (name,
+    /// description, JSON Schema) whose handlers return a [`Pending`]; `monitor`
+    /// is among them when a [`Tasks`] registry is configured.
+    ///
+    /// ```
+    /// use bashtools::{AsyncToolsOptions, BashTools};
+    /// use serde_json::json;
+    /// let tools = BashTools::builder().build()?;
+    /// let async_tools = tools.async_tools(AsyncToolsOptions::new().recipient("main"));
+    /// let bash = async_tools.iter().find(|t| t.name() == "bash").unwrap();
+    /// let r = bash.call(&json!({"command": "echo hi"}), Some("toolu_1")).wait();
+    /// assert_eq!(r.text, "hi");
+    /// # Ok::<(), bashtools::Error>(())
+    /// ```
+    pub fn async_tools(&self, options: AsyncToolsOptions) -> Vec<AsyncTool> {
+        async_tools::async_tools(self.core(), options)
+    }
+
+    /// The definitions of the tools (name, description, JSON Schema).
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        tools::definitions::all(&self.core().config, self.core().tasks.is_some())
+    }
+
+    // ------------------------------------------------------------ the whole
+
+    /// Pids of the running background shells and of the foreground commands
+    /// of detached callers: what a surface that cancels a run must leave alone.
+    pub fn background_pids(&self) -> Vec<u32> {
+        self.core().shells.background_pids()
+    }
+
+    /// Stops every running shell and monitor (SIGTERM, `kill_grace`,
+    /// SIGKILL, all at once), and what ended commands left running. The
+    /// tools stay usable: the stopped shells report `killed`, and a new
+    /// command starts a new shell. Idempotent.
+    pub fn stop_all(&self) {
+        self.core().stop_all();
+    }
+
+    /// Ends the tools: stops everything, as [`stop_all`](Self::stop_all),
+    /// and answers every later call (of any clone) with an error. Dropping
+    /// the last clone calls it, as a last line of defense; the MCP server
+    /// calls it at the end of its session.
+    pub fn close(&self) {
+        self.core().close();
+    }
+
+    /// The task registry these tools notify, if one was configured.
+    pub fn tasks(&self) -> Option<&Tasks> {
+        self.core().tasks.as_ref()
+    }
+
+    /// The private directory the output files are written to (removed when
+    /// the last clone is dropped).
+    pub fn output_directory(&self) -> &Path {
+        self.core().shells.output_directory()
+    }
+
+    /// The MCP server of these tools (`bashtools-mcp` serves it on stdio).
+    /// It holds a handle: the tools live as long as the server does.
+    pub fn server(&self) -> crate::mcp::McpServer {
+        crate::mcp::McpServer::new(self.clone())
+    }
+
+    /// The settings these tools were built with.
+    pub fn settings(&self) -> Settings<'_> {
+        Settings {
+            config: &self.core().config,
+        }
+    }
+}
+
+/// The settings of a [`BashTools`], read-only (from [`BashTools::settings`]).
+#[derive(Clone, Copy)]
+pub struct Settings<'a> {
+    config: &'a Config,
+}
+
+impl std::fmt::Debug for Settings<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("working_directory", &self.working_directory())
+            .field("default_timeout", &self.default_timeout())
+            .field("max_timeout", &self.max_timeout())
+            .field("output_limit", &self.output_limit())
+            .field("kill_grace", &self.kill_grace())
+            .field("block_timeout", &self.block_timeout())
+            .field("max_output_bytes", &self.max_output_bytes())
+            .field("allowed_commands", &self.allowed_commands())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Settings<'_> {
+    /// Where commands run unless the call or caller names another directory.
+    pub fn working_directory(&self) -> &Path {
+        &self.config.working_directory
+    }
+    /// Foreground time of a `bash` call without `timeout`.
+    pub fn default_timeout(&self) -> Duration {
+        self.config.default_timeout
+    }
+    /// The cap of `bash` and `bash_output` timeouts.
+    pub fn max_timeout(&self) -> Duration {
+        self.config.max_timeout
+    }
+    /// Characters a result carries.
+    pub fn output_limit(&self) -> usize {
+        self.config.output_limit
+    }
+    /// Between SIGTERM and SIGKILL when a shell is stopped.
+    pub fn kill_grace(&self) -> Duration {
+        self.config.kill_grace
+    }
+    /// How long `bash_output` with `block` waits without `timeout`.
+    pub fn block_timeout(&self) -> Duration {
+        self.config.block_timeout
+    }
+    /// An output file past this stops its shell.
+    pub fn max_output_bytes(&self) -> u64 {
+        self.config.max_output_bytes
+    }
+    /// The words commands may start with, when a list is configured.
+    pub fn allowed_commands(&self) -> Option<&[String]> {
+        self.config.allowed_commands.as_deref()
+    }
+}
+
+/// Completes a [`BashTools::wait_f`] at the exit or the deadline.
+#[derive(Clone)]
+struct InfoWaiter {
+    core: Arc<Core>,
+    id: ShellId,
+    key: u64,
+    completer: Completer<Result<ShellInfo, CallError>>,
+}
+
+impl InfoWaiter {
+    fn complete(self) {
+        let InfoWaiter {
+            core,
+            id,
+            key,
+            completer,
+        } = self;
+        completer.complete_with(move || {
+            core.info(key)
+                .ok_or_else(|| CallError::UnknownId(id.to_string()))
+        });
+    }
+}
+
+impl ExitWaiter for InfoWaiter {
+    fn is_stale(&self) -> bool {
+        self.completer.is_done()
+    }
+    fn exited(self: Box<Self>) {
+        self.complete();
+    }
+}

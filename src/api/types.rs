@@ -1,0 +1,344 @@
+//! The values of the typed API: a command to run, what running it led to,
+//! a shell's ID, status and new output, and the errors of a call.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::status::TaskStatus;
+
+/// The ID of a background shell: `bash_N` or `monitor_N`.
+///
+/// ```
+/// use bashtools::ShellId;
+/// let id = ShellId::from("bash_1");
+/// assert_eq!(id.as_str(), "bash_1");
+/// assert_eq!(id.to_string(), "bash_1");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ShellId(String);
+
+impl ShellId {
+    /// The ID as the tools show it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ShellId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for ShellId {
+    fn from(s: &str) -> ShellId {
+        ShellId(s.to_string())
+    }
+}
+
+impl From<String> for ShellId {
+    fn from(s: String) -> ShellId {
+        ShellId(s)
+    }
+}
+
+impl AsRef<str> for ShellId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A command to run, with the options of the `bash` tool.
+///
+/// ```
+/// use std::time::Duration;
+/// use bashtools::Command;
+/// let cmd = Command::new("cargo build")
+///     .timeout(Duration::from_secs(300))
+///     .description("build the crate");
+/// assert_eq!(cmd.command(), "cargo build");
+/// assert!(!cmd.is_background());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    command: String,
+    timeout: Option<Duration>,
+    description: Option<String>,
+    background: bool,
+    working_directory: Option<PathBuf>,
+}
+
+impl Command {
+    /// `command`, run as `bash -c COMMAND`.
+    pub fn new(command: impl Into<String>) -> Command {
+        Command {
+            command: command.into(),
+            timeout: None,
+            description: None,
+            background: false,
+            working_directory: None,
+        }
+    }
+
+    /// How long it runs in the foreground before it moves to the background
+    /// (default: the configured `default_timeout`; cut to `max_timeout`).
+    pub fn timeout(mut self, timeout: Duration) -> Command {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// What it does, in a few words: named by its notification instead of
+    /// the command.
+    pub fn description(mut self, description: impl Into<String>) -> Command {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Start it in the background at once (`run_in_background`).
+    pub fn background(mut self, background: bool) -> Command {
+        self.background = background;
+        self
+    }
+
+    /// Where it runs (a relative path is taken from the configured working
+    /// directory). Default: the caller's directory, else the configured one.
+    pub fn working_directory(mut self, dir: impl Into<PathBuf>) -> Command {
+        self.working_directory = Some(dir.into());
+        self
+    }
+
+    /// The command line.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+    /// The timeout asked for, if any.
+    pub fn timeout_value(&self) -> Option<Duration> {
+        self.timeout
+    }
+    /// The description, if any.
+    pub fn description_value(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+    /// Whether it starts in the background.
+    pub fn is_background(&self) -> bool {
+        self.background
+    }
+    /// The working directory asked for, if any.
+    pub fn working_directory_value(&self) -> Option<&Path> {
+        self.working_directory.as_deref()
+    }
+}
+
+/// What running a [`Command`] led to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// It ran to its end in the foreground.
+    Exited(Exited),
+    /// It runs in the background: started there, or moved there at its timeout.
+    Background(Backgrounded),
+    /// A gate refused it; nothing was started.
+    Refused(Refusal),
+}
+
+/// Why a command was stopped before it ended on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopCause {
+    /// `kill`/`kill_shell`, or a cancelled call.
+    Killed,
+    /// `stop_all`, or the end of the tools.
+    StopAll,
+    /// Its output passed `max_output_bytes` (the limit).
+    OutputCap {
+        /// The limit it passed, in bytes.
+        limit: u64,
+    },
+    /// A monitor's timeout.
+    MonitorTimeout,
+    /// A monitor whose output rate stayed too high.
+    Flood,
+}
+
+/// A command that ran to its end in the foreground.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exited {
+    pub(crate) code: i32,
+    pub(crate) output: String,
+    pub(crate) truncated: u64,
+    pub(crate) stopped: Option<StopCause>,
+}
+
+impl Exited {
+    /// The exit code: N, 128+S when a signal ended it, -1 when its status
+    /// was lost (the host reaped it).
+    pub fn code(&self) -> i32 {
+        self.code
+    }
+    /// Exit code 0, and not stopped.
+    pub fn success(&self) -> bool {
+        self.code == 0 && self.stopped.is_none()
+    }
+    /// Its output (stdout and stderr as written), cut to `output_limit`
+    /// characters by keeping the head and the tail.
+    pub fn output(&self) -> &str {
+        &self.output
+    }
+    /// How many characters were left out in the middle (0: none).
+    pub fn truncated_chars(&self) -> u64 {
+        self.truncated
+    }
+    /// Why it was stopped, if it was.
+    pub fn stopped(&self) -> Option<StopCause> {
+        self.stopped
+    }
+}
+
+/// A command that runs in the background.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backgrounded {
+    pub(crate) id: ShellId,
+    pub(crate) output_file: PathBuf,
+    pub(crate) after: Option<Duration>,
+    pub(crate) notified: bool,
+}
+
+impl Backgrounded {
+    /// Its ID.
+    pub fn id(&self) -> &ShellId {
+        &self.id
+    }
+    /// The file its output is written to.
+    pub fn output_file(&self) -> &Path {
+        &self.output_file
+    }
+    /// The timeout after which it moved to the background; `None` when it
+    /// was started there.
+    pub fn after(&self) -> Option<Duration> {
+        self.after
+    }
+    /// Whether its end will be delivered as a notification (a task
+    /// registry is configured).
+    pub fn notified(&self) -> bool {
+        self.notified
+    }
+}
+
+/// Why a gate refused a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// `allowed_commands` refused it: a word outside the list, or a
+    /// construct the gate cannot vouch for (the text says which).
+    NotAllowed(String),
+    /// The validator refused it, with this reason (may be empty).
+    Validator(String),
+    /// The validator panicked; the command was refused.
+    ValidatorPanicked,
+}
+
+/// A background shell's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellInfo {
+    pub(crate) id: ShellId,
+    pub(crate) command: String,
+    pub(crate) description: Option<String>,
+    pub(crate) status: TaskStatus,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) output_file: PathBuf,
+    pub(crate) stopped: Option<StopCause>,
+}
+
+impl ShellInfo {
+    /// Its ID.
+    pub fn id(&self) -> &ShellId {
+        &self.id
+    }
+    /// The command line.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+    /// Its description, if one was given.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+    /// `Running`, then `Completed`, `Failed` or `Killed`.
+    pub fn status(&self) -> TaskStatus {
+        self.status
+    }
+    /// Its exit code once it has ended.
+    pub fn exit_code(&self) -> Option<i32> {
+        self.exit_code
+    }
+    /// The file its output is written to.
+    pub fn output_file(&self) -> &Path {
+        &self.output_file
+    }
+    /// Why it was stopped, if it was.
+    pub fn stopped(&self) -> Option<StopCause> {
+        self.stopped
+    }
+}
+
+/// What a shell wrote since the last read, and its state when read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewOutput {
+    pub(crate) info: ShellInfo,
+    pub(crate) text: String,
+    pub(crate) truncated: u64,
+}
+
+impl NewOutput {
+    /// The shell's state, taken before its output was read: once it says
+    /// ended, the text reaches the end of the output.
+    pub fn info(&self) -> &ShellInfo {
+        &self.info
+    }
+    /// The new output (only the matching lines with a filter), cut to
+    /// `output_limit` characters by keeping the head and the tail.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+    /// How many characters were left out in the middle (0: none).
+    pub fn truncated_chars(&self) -> u64 {
+        self.truncated
+    }
+}
+
+/// Why a call of the typed API failed. Its [`Display`](fmt::Display) is the
+/// text the tools show a model for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallError {
+    /// The command is empty or blank.
+    NoCommand,
+    /// The command holds a NUL byte, which `bash -c` cannot take.
+    NulInCommand,
+    /// The working directory does not exist.
+    NoSuchDirectory(PathBuf),
+    /// The working directory is not a directory.
+    NotADirectory(PathBuf),
+    /// The command could not be started (the OS's error).
+    SpawnFailed(String),
+    /// The output file could not be read (the OS's error).
+    ReadFailed(String),
+    /// No shell (or registry entry) has this ID.
+    UnknownId(String),
+    /// The shell has ended already, with this status.
+    NotRunning {
+        /// Its ID.
+        id: String,
+        /// How it ended.
+        status: TaskStatus,
+    },
+    /// A registry entry's stop handler panicked.
+    StopPanicked(String),
+    /// `monitor` needs a task registry and none was configured.
+    MonitorNeedsTasks,
+    /// The tools have ended (the last `BashTools` was dropped, or
+    /// [`close`](crate::BashTools::close) was called).
+    Closed,
+}
+
+impl std::error::Error for CallError {}

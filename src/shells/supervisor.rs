@@ -1,0 +1,262 @@
+//! The supervisor: starts shells, records their exits, moves a foreground
+//! command to the background at its timeout, and reports each background
+//! shell's end once. Stopping is in [`stop`](super::stop).
+//!
+//! It knows nothing of tools, texts or the task registry: what happens when
+//! a shell ends in the background is the `on_end` callback it was given, and
+//! what happens when a shell becomes background work is a closure passed to
+//! [`start`](Supervisor::start) or [`settle`](Supervisor::settle), run under
+//! the table's lock so the shell cannot end before it has been registered.
+
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use super::process::Process;
+use super::shell::{Ended, Key, Life, NewShell, Shell, StopReason};
+use super::table::Table;
+use crate::os::outdir::OutputDir;
+use crate::os::{cap, spawn};
+
+/// Called once when a background shell (not a monitor) has ended.
+pub(crate) type OnEnd = Arc<dyn Fn(Ended) + Send + Sync>;
+
+/// Why a shell could not be started.
+#[derive(Debug)]
+pub(crate) enum StartError {
+    /// The tools have ended (drop, or the server's shutdown).
+    Closed,
+    /// The output file could not be made, or the spawn failed.
+    Io(std::io::Error),
+}
+
+/// What a foreground command's timeout or exit settled.
+pub(crate) enum Settled {
+    /// It has exited: its record, taken out of the table. Its output file
+    /// is still there, for the caller to read and then discard.
+    Finished(Shell),
+    /// Still running at its timeout: now background shell `id`, its output
+    /// file renamed after it.
+    Moved { id: String, output: PathBuf },
+    /// The record is gone (another settling took it).
+    Gone,
+}
+
+/// Where the commands' stdio goes, for [`Supervisor::start`].
+pub(crate) struct Stdio {
+    /// Where stdout goes instead of the output file (a monitor's pipe).
+    pub stdout: Option<OwnedFd>,
+    /// Whether a pidfd of the leader is wanted (a monitor's reader polls it).
+    pub leader_pidfd: bool,
+}
+
+/// A shell that started.
+pub(crate) struct Started {
+    pub key: Key,
+    /// The leader's pidfd, when asked for and the kernel has pidfds.
+    pub pidfd: Option<OwnedFd>,
+}
+
+pub(crate) struct Supervisor {
+    pub(super) table: Arc<Table>,
+    pub(super) process: Arc<dyn Process>,
+    pub(super) kill_grace: Duration,
+    outdir: OutputDir,
+    max_output_bytes: u64,
+    next_file: AtomicU64,
+    on_end: OnEnd,
+}
+
+impl Supervisor {
+    pub(crate) fn new(
+        process: Arc<dyn Process>,
+        outdir: OutputDir,
+        kill_grace: Duration,
+        max_output_bytes: u64,
+        on_end: OnEnd,
+    ) -> Supervisor {
+        Supervisor {
+            table: Arc::new(Table::default()),
+            process,
+            kill_grace,
+            outdir,
+            max_output_bytes,
+            next_file: AtomicU64::new(1),
+            on_end,
+        }
+    }
+
+    pub(crate) fn table(&self) -> &Table {
+        &self.table
+    }
+
+    pub(crate) fn output_directory(&self) -> &Path {
+        self.outdir.path()
+    }
+
+    /// Removes the output directory (the tools have ended).
+    pub(crate) fn remove_output_directory(&self) {
+        self.outdir.remove();
+    }
+
+    /// Starts `new` in `cwd` and records it; returns its key. `register`
+    /// runs under the table's lock once the record exists, for work that
+    /// starts in the background. Nothing is left behind when it fails.
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        new: NewShell,
+        cwd: &Path,
+        stdio: Stdio,
+        register: impl FnOnce(&Shell, Key),
+    ) -> Result<Started, StartError> {
+        let file_name = match &new.id {
+            Some(id) => format!("{id}.output"),
+            None => format!(
+                "fg-{}.output",
+                self.next_file.fetch_add(1, Ordering::Relaxed)
+            ),
+        };
+        let (path, file) = self
+            .outdir
+            .create_file(&file_name)
+            .map_err(StartError::Io)?;
+        let command = new.command.clone();
+        let key = {
+            let mut inner = self.table.lock();
+            if inner.closed {
+                drop(inner);
+                let _ = std::fs::remove_file(&path);
+                return Err(StartError::Closed);
+            }
+            let key = inner.insert(Shell::new(new, path.clone()));
+            register(&inner.shells[&key], key);
+            key
+        };
+        let (pid, pidfd) = match self.spawn(key, &command, cwd, &path, &file, stdio) {
+            Ok(spawned) => spawned,
+            Err(e) => {
+                self.table.lock().forget(key);
+                let _ = std::fs::remove_file(&path);
+                return Err(StartError::Io(e));
+            }
+        };
+        let stop = {
+            let mut inner = self.table.lock();
+            let closed = inner.closed;
+            inner.shells.get_mut(&key).and_then(|s| {
+                // The exit hook may have run already (a command that ended
+                // at once): only a record still spawning becomes running.
+                if s.life == Life::Spawning {
+                    s.life = Life::Running { pid };
+                } else if let Life::Exited { exit, .. } = s.life {
+                    s.life = Life::Exited { pid, exit };
+                }
+                // A stop asked for while we were forking could not see
+                // this pid; nor could the end of the tools.
+                s.stop.or(closed.then_some(StopReason::StopAll))
+            })
+        };
+        if let Some(reason) = stop {
+            // Stopped here. It did start, so its result says how it ended.
+            self.stop(&[key], reason);
+        }
+        Ok(Started { key, pidfd })
+    }
+
+    fn spawn(
+        self: &Arc<Self>,
+        key: Key,
+        command: &str,
+        cwd: &Path,
+        path: &Path,
+        file: &File,
+        stdio: Stdio,
+    ) -> std::io::Result<(u32, Option<OwnedFd>)> {
+        let me = Arc::downgrade(self);
+        let watch = cap::watch(path, self.max_output_bytes, move || {
+            if let Some(me) = me.upgrade() {
+                me.stop(&[key], StopReason::OutputCap);
+            }
+        });
+        let table = self.table.clone();
+        let on_end = self.on_end.clone();
+        let spawned = self.process.spawn(
+            spawn::SpawnSpec {
+                command,
+                cwd,
+                output: file,
+                stdout: stdio.stdout,
+            },
+            stdio.leader_pidfd,
+            Box::new(move |exit| {
+                cap::unwatch(watch);
+                table.record_exit(key, exit, |ended| on_end(ended));
+            }),
+        );
+        if spawned.is_err() {
+            cap::unwatch(watch);
+        }
+        spawned
+    }
+
+    /// Settles a foreground call at its exit or its timeout: the record of
+    /// a command that has exited, else it moves to the background — not
+    /// killed, as in Claude Code — as the ID `next_id` gives. Its file is
+    /// renamed after its new ID; the command keeps writing to the same open
+    /// file. `register` runs under the lock once it is background work.
+    pub(crate) fn settle(
+        &self,
+        key: Key,
+        next_id: impl FnOnce() -> String,
+        register: impl FnOnce(&Shell, Key),
+    ) -> Settled {
+        let mut inner = self.table.lock();
+        let Some(shell) = inner.shells.get_mut(&key) else {
+            return Settled::Gone;
+        };
+        if !shell.is_running() {
+            return match inner.remove(key) {
+                Some(shell) => Settled::Finished(shell),
+                None => Settled::Gone,
+            };
+        }
+        let id = next_id();
+        let renamed = shell.output.with_file_name(format!("{id}.output"));
+        if std::fs::rename(&shell.output, &renamed).is_ok() {
+            shell.output = renamed;
+        }
+        let output = shell.output.clone();
+        inner.name(key, id.clone());
+        register(&inner.shells[&key], key);
+        Settled::Moved { id, output }
+    }
+
+    /// Moves the read cursor of shell `key` on by `by` bytes.
+    pub(crate) fn advance_cursor(&self, key: Key, by: u64) {
+        if let Some(s) = self.table.lock().shells.get_mut(&key) {
+            s.cursor += by;
+        }
+    }
+
+    /// Pids of the running background work (background shells, monitors,
+    /// and the foreground commands of detached callers).
+    pub(crate) fn background_pids(&self) -> Vec<u32> {
+        let inner = self.table.lock();
+        let mut pids: Vec<u32> = inner
+            .shells
+            .values()
+            .filter(|s| s.is_running() && s.is_background_work())
+            .filter_map(|s| s.pid())
+            .collect();
+        pids.sort_unstable();
+        pids
+    }
+
+    /// A weak handle, for callbacks that must not keep it alive.
+    pub(crate) fn downgrade(self: &Arc<Self>) -> Weak<Supervisor> {
+        Arc::downgrade(self)
+    }
+}

@@ -1,0 +1,97 @@
+//! Where typed outcomes and errors become the texts a model reads: the
+//! `Display` of [`CallError`] and [`Refusal`], and the result of each
+//! [`Outcome`]. The wording itself lives in [`crate::texts`].
+
+use std::fmt;
+
+use super::ToolResult;
+use crate::api::types::{CallError, Exited, Outcome, Refusal, StopCause};
+use crate::status::TaskStatus;
+use crate::texts;
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = match self {
+            CallError::NoCommand => texts::NO_COMMAND.to_string(),
+            CallError::NulInCommand => texts::NUL_IN_COMMAND.to_string(),
+            CallError::NoSuchDirectory(p) => texts::no_such_directory(p),
+            CallError::NotADirectory(p) => texts::not_a_directory(p),
+            CallError::SpawnFailed(e) => texts::spawn_failed(e),
+            CallError::ReadFailed(e) => texts::read_failed(e),
+            CallError::UnknownId(id) => texts::no_task(id),
+            CallError::NotRunning { id, status } => texts::not_running(id, *status),
+            CallError::StopPanicked(id) => texts::stop_panicked(id),
+            CallError::MonitorNeedsTasks => texts::MONITOR_NEEDS_TASKS.to_string(),
+            CallError::Closed => texts::CLOSED.to_string(),
+        };
+        f.write_str(&text)
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::NotAllowed(gate) => write!(f, "{gate}"),
+            Refusal::Validator(reason) => f.write_str(&texts::refused(reason)),
+            Refusal::ValidatorPanicked => f.write_str(texts::VALIDATOR_PANICKED),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// The result of a typed call's error.
+pub(crate) fn error(e: &CallError) -> ToolResult {
+    ToolResult::error(e.to_string())
+}
+
+/// The `bash` result of an outcome.
+pub(crate) fn outcome(outcome: &Outcome) -> ToolResult {
+    match outcome {
+        Outcome::Exited(e) => exited(e),
+        Outcome::Background(b) => {
+            let text = match b.after() {
+                Some(timeout) => texts::moved_to_background(
+                    timeout,
+                    b.id().as_str(),
+                    b.output_file(),
+                    b.notified(),
+                ),
+                None => {
+                    texts::running_in_background(b.id().as_str(), b.output_file(), b.notified())
+                }
+            };
+            ToolResult::ok(text).with_task(
+                b.id().as_str(),
+                Some(TaskStatus::Running),
+                Some(b.output_file().to_path_buf()),
+            )
+        }
+        Outcome::Refused(r) => ToolResult::error(r.to_string()),
+    }
+}
+
+/// The output cap's limit, when the cap stopped the command.
+pub(crate) fn cap_of(stopped: Option<StopCause>) -> Option<u64> {
+    match stopped {
+        Some(StopCause::OutputCap { limit }) => Some(limit),
+        _ => None,
+    }
+}
+
+fn exited(e: &Exited) -> ToolResult {
+    let result = if e.success() {
+        if e.output().is_empty() {
+            ToolResult::ok(texts::NO_OUTPUT)
+        } else {
+            ToolResult::ok(e.output())
+        }
+    } else {
+        ToolResult::error(texts::failed_command(
+            e.code(),
+            e.output(),
+            cap_of(e.stopped()),
+        ))
+    };
+    result.with_exit_code(Some(e.code()))
+}
