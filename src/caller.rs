@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+/// Setters take the option's name and getters are `get_NAME` (`is_NAME`
+/// for a flag), as in [`std::process::Command`].
+///
 /// The caller of a tool call: who is notified when its command ends in the
 /// background, which tool-use id the notification names, whether the run goes
 /// on without a person, and where its commands run by default.
@@ -12,7 +15,7 @@ use std::path::PathBuf;
 ///     .recipient("agent_2")
 ///     .call("toolu_01")
 ///     .detached(true);
-/// assert_eq!(caller.recipient_name(), "agent_2");
+/// assert_eq!(caller.get_recipient(), "agent_2");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
@@ -64,12 +67,12 @@ impl Caller {
     }
 
     /// The recipient of this caller's notifications.
-    pub fn recipient_name(&self) -> &str {
+    pub fn get_recipient(&self) -> &str {
         &self.recipient
     }
 
     /// The tool-use id, if one was given.
-    pub fn call_id(&self) -> Option<&str> {
+    pub fn get_call(&self) -> Option<&str> {
         self.call.as_deref()
     }
 
@@ -79,7 +82,7 @@ impl Caller {
     }
 
     /// The caller's own working directory, if any.
-    pub fn working_dir(&self) -> Option<&std::path::Path> {
+    pub fn get_working_directory(&self) -> Option<&std::path::Path> {
         self.working_directory.as_deref()
     }
 }

@@ -45,6 +45,7 @@ pub(crate) struct Config {
 /// assert_eq!(opts.line_limit, 500);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MonitorOptions {
     /// Lines within this window after the first go out as one notification,
     /// so a multi-line event arrives whole (200 ms).

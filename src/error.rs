@@ -36,6 +36,9 @@ pub enum ErrorKind {
     CurrentDirectory,
     /// The private directory for output files could not be made.
     OutputDirectory,
+    /// A thread the tools need (the reaper, the timer, the output cap's
+    /// watcher) could not be started, or a signal handler installed.
+    Thread,
 }
 
 #[derive(Debug)]
@@ -49,6 +52,8 @@ enum Repr {
     CurrentDirectory(io::Error),
     /// The private directory for output files could not be made.
     OutputDirectory(PathBuf, io::Error),
+    /// A thread could not be started (what it was for, the error).
+    Thread(&'static str, io::Error),
 }
 
 impl Error {
@@ -70,6 +75,12 @@ impl Error {
         }
     }
 
+    pub(crate) fn thread(what: &'static str, err: io::Error) -> Self {
+        Error {
+            kind: Repr::Thread(what, err),
+        }
+    }
+
     pub(crate) fn output_directory(path: PathBuf, err: io::Error) -> Self {
         Error {
             kind: Repr::OutputDirectory(path, err),
@@ -85,6 +96,7 @@ impl Error {
             Repr::WorkingDirectoryNotADirectory(_) => ErrorKind::WorkingDirectoryNotADirectory,
             Repr::CurrentDirectory(_) => ErrorKind::CurrentDirectory,
             Repr::OutputDirectory(..) => ErrorKind::OutputDirectory,
+            Repr::Thread(..) => ErrorKind::Thread,
         }
     }
 
@@ -94,7 +106,7 @@ impl Error {
             Repr::WorkingDirectoryMissing(p)
             | Repr::WorkingDirectoryNotADirectory(p)
             | Repr::OutputDirectory(p, _) => Some(p),
-            Repr::CurrentDirectory(_) => None,
+            Repr::CurrentDirectory(_) | Repr::Thread(..) => None,
         }
     }
 }
@@ -111,6 +123,7 @@ impl fmt::Display for Error {
             Repr::CurrentDirectory(e) => {
                 write!(f, "cannot read the current directory: {e}")
             }
+            Repr::Thread(what, e) => write!(f, "cannot start the {what}: {e}"),
             Repr::OutputDirectory(p, e) => {
                 write!(
                     f,
@@ -125,7 +138,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            Repr::CurrentDirectory(e) | Repr::OutputDirectory(_, e) => Some(e),
+            Repr::CurrentDirectory(e) | Repr::OutputDirectory(_, e) | Repr::Thread(_, e) => Some(e),
             _ => None,
         }
     }

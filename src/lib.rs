@@ -112,6 +112,11 @@ pub use crate::tasks::{
 pub use crate::tools::async_tools::{AsyncTool, AsyncToolsOptions};
 pub use crate::tools::{ToolDefinition, ToolResult};
 
+/// The README's examples, compiled and run as doc-tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 /// What may be shared between threads, checked when the crate is built.
 #[allow(dead_code)]
 fn assert_thread_safety() {

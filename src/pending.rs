@@ -259,6 +259,13 @@ impl<T> Completer<T> {
     }
 
     /// True once completed, or when the `Pending` was dropped: nobody waits.
+    /// Whether a value was given (by this completer or a clone): unlike
+    /// [`is_done`](Self::is_done), a dropped `Pending` does not count.
+    pub(crate) fn is_completed(&self) -> bool {
+        !matches!(*self.shared.slot.lock(), Slot::Waiting(_))
+    }
+
+    /// Whether a value was given, or nobody waits for one any more.
     pub(crate) fn is_done(&self) -> bool {
         self.shared.abandoned.load(Ordering::Acquire)
             || !matches!(*self.shared.slot.lock(), Slot::Waiting(_))

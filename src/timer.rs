@@ -43,23 +43,45 @@ struct Timer {
 
 static TIMER: OnceLock<Timer> = OnceLock::new();
 
-fn timer() -> &'static Timer {
-    TIMER.get_or_init(|| {
-        std::thread::Builder::new()
-            .name("bashtools-timer".into())
-            .spawn(run)
-            .expect("cannot start the timer thread");
-        Timer {
-            heap: Mutex::new((BinaryHeap::new(), 0)),
-            changed: Condvar::new(),
-        }
-    })
+/// Whether the timer thread runs; the lock serialises [`start`], so there
+/// is one thread however many callers race.
+static STARTING: Mutex<bool> = parking_lot::const_mutex(false);
+
+/// Starts the timer thread unless it runs already. Called by `build()`, so
+/// a process that cannot start a thread gets an error there, not a panic
+/// in the middle of a call.
+pub(crate) fn start() -> std::io::Result<()> {
+    let mut running = STARTING.lock();
+    if *running {
+        return Ok(());
+    }
+    // The heap exists before the thread that reads it.
+    TIMER.get_or_init(|| Timer {
+        heap: Mutex::new((BinaryHeap::new(), 0)),
+        changed: Condvar::new(),
+    });
+    std::thread::Builder::new()
+        .name("bashtools-timer".into())
+        .spawn(run)?;
+    *running = true;
+    Ok(())
+}
+
+fn timer() -> Option<&'static Timer> {
+    TIMER.get()
 }
 
 /// Runs `job` on the timer thread at `at` (at once if it has passed). Jobs
-/// must be quick: they delay the ones after them.
+/// must be quick: they delay the ones after them. Every caller runs after
+/// `build()` started the timer; should it be missing all the same, the
+/// job is dropped rather than run early.
 pub(crate) fn at(at: Instant, job: impl FnOnce() + Send + 'static) {
-    let t = timer();
+    if start().is_err() {
+        return;
+    }
+    let Some(t) = timer() else {
+        return;
+    };
     let mut guard = t.heap.lock();
     guard.1 += 1;
     let seq = guard.1;
@@ -73,7 +95,9 @@ pub(crate) fn at(at: Instant, job: impl FnOnce() + Send + 'static) {
 }
 
 fn run() {
-    let t = timer();
+    let Some(t) = timer() else {
+        return;
+    };
     let mut guard = t.heap.lock();
     loop {
         let next = guard.0.peek().map(|Reverse(e)| e.at);

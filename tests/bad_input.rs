@@ -57,7 +57,7 @@ fn bash_with_missing_or_mistyped_command_is_an_error_that_starts_nothing() {
         &tools,
         json!({"command": "sleep 1000", "run_in_background": true}),
     );
-    assert_eq!(id_in(&r.text), "bash_1", "{r:?}");
+    assert_eq!(id_of(&r), "bash_1", "{r:?}");
     let pgids = tools.background_pids();
     drop(tools);
     assert_gone(&pgids);
@@ -363,7 +363,7 @@ fn bash_output_with_invalid_filter_or_block_is_an_error() {
         &tools,
         json!({"command": "echo $$; sleep 1000", "run_in_background": true}),
     );
-    let id = id_in(&r.text);
+    let id = id_of(&r);
     let pgids = tools.background_pids();
     assert_eq!(pgids.len(), 1);
 
@@ -433,7 +433,7 @@ fn kill_shell_of_a_completed_shell_says_it_is_not_running() {
         &tools,
         json!({"command": "echo $$", "run_in_background": true}),
     );
-    assert_eq!(id_in(&r.text), "bash_1");
+    assert_eq!(id_of(&r), "bash_1");
     let r = tools.bash_output(&json!({"bash_id": "bash_1", "block": true, "timeout": 60}));
     assert!(
         r.text
@@ -454,7 +454,7 @@ fn kill_shell_twice_says_the_second_time_that_it_was_killed() {
         &tools,
         json!({"command": "sleep 1000", "run_in_background": true}),
     );
-    assert_eq!(id_in(&r.text), "bash_1");
+    assert_eq!(id_of(&r), "bash_1");
     let pgids = tools.background_pids();
     let r = tools.kill_shell(&json!({"shell_id": "bash_1"}));
     assert_eq!(
@@ -479,7 +479,7 @@ fn after_stop_all_the_stopped_shells_read_killed_and_new_commands_run() {
         &tools,
         json!({"command": "echo before; sleep 1000", "run_in_background": true}),
     );
-    assert_eq!(id_in(&r.text), "bash_1");
+    assert_eq!(id_of(&r), "bash_1");
     wait_until("it has written", || {
         tools
             .bash_output(&json!({"bash_id": "bash_1"}))
@@ -502,7 +502,7 @@ fn after_stop_all_the_stopped_shells_read_killed_and_new_commands_run() {
         &tools,
         json!({"command": "sleep 1000", "run_in_background": true}),
     );
-    assert_eq!(id_in(&r.text), "bash_2");
+    assert_eq!(id_of(&r), "bash_2");
     tools.stop_all();
 }
 
@@ -517,7 +517,7 @@ fn bash_and_bash_output_after_close_are_errors_that_start_nothing() {
         &tools,
         json!({"command": "sleep 1000", "run_in_background": true}),
     );
-    assert_eq!(id_in(&r.text), "bash_1");
+    assert_eq!(id_of(&r), "bash_1");
     let pgids = tools.background_pids();
     tools.close();
     assert_gone(&pgids);
@@ -556,7 +556,7 @@ fn kill_shell_after_stop_all_reports_what_stop_all_did() {
         &tools,
         json!({"command": "sleep 1000", "run_in_background": true}),
     );
-    assert_eq!(id_in(&r.text), "bash_1");
+    assert_eq!(id_of(&r), "bash_1");
     let pgids = tools.background_pids();
     tools.stop_all();
     assert_gone(&pgids);

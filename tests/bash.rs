@@ -217,10 +217,10 @@ fn ids_count_up_and_are_never_reused() {
     let mut ids = Vec::new();
     for _ in 0..3 {
         let r = bash(&t, json!({"command": "true", "run_in_background": true}));
-        ids.push(id_in(&r.text));
+        ids.push(id_of(&r));
     }
     let r = bash(&t, json!({"command": "sleep 5", "timeout": 0.1}));
-    ids.push(id_in(&r.text));
+    ids.push(id_of(&r));
     assert_eq!(ids, ["bash_1", "bash_2", "bash_3", "bash_4"]);
 }
 

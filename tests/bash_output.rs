@@ -15,7 +15,7 @@ use serde_json::json;
 fn background(t: &bashtools::BashTools, command: &str) -> String {
     let r = bash(t, json!({"command": command, "run_in_background": true}));
     assert!(!r.is_error, "{}", r.text);
-    id_in(&r.text)
+    id_of(&r)
 }
 
 fn block(t: &bashtools::BashTools, id: &str) -> String {

@@ -97,7 +97,7 @@ fn worker(tools: &BashTools, t: usize, dir: &Path) -> (Vec<String>, Vec<u32>) {
             json!({"command": payload_command(&prefix, BG_LINES, &pid_file), "run_in_background": true}),
         );
         assert!(!r.is_error, "{prefix}: {r:?}");
-        let id = id_in(&r.text);
+        let id = id_of(&r);
         ids.push(id.clone());
         let mut lines: Vec<String> = Vec::new();
         let end = Instant::now() + WATCHDOG;
@@ -141,7 +141,7 @@ fn worker(tools: &BashTools, t: usize, dir: &Path) -> (Vec<String>, Vec<u32>) {
             json!({"command": command, "run_in_background": true}),
         );
         assert!(!r.is_error, "{prefix}: {r:?}");
-        let id = id_in(&r.text);
+        let id = id_of(&r);
         ids.push(id.clone());
         let pgid = read_pid(&pid_file);
         pgids.push(pgid);

@@ -21,7 +21,7 @@ fn start_bg(tools: &BashTools, command: &str) -> String {
         json!({"command": command, "run_in_background": true}),
     );
     assert!(!r.is_error, "{command}: {r:?}");
-    id_in(&r.text)
+    id_of(&r)
 }
 
 /// Waits for a background shell that echoed `$$` to end; returns its pgid.

@@ -10,7 +10,7 @@ use serde_json::json;
 
 fn background(t: &bashtools::BashTools, command: &str) -> String {
     let r = bash(t, json!({"command": command, "run_in_background": true}));
-    id_in(&r.text)
+    id_of(&r)
 }
 
 #[test]

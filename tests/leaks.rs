@@ -30,7 +30,7 @@ fn start_bg(tools: &BashTools, command: &str) -> (String, u32) {
         json!({"command": command, "run_in_background": true}),
     );
     assert!(!r.is_error, "{command}: {r:?}");
-    let id = id_in(&r.text);
+    let id = id_of(&r);
     let new: Vec<u32> = tools
         .background_pids()
         .into_iter()
@@ -355,7 +355,7 @@ fn non_utf8_output_becomes_replacement_characters_not_an_error() {
         &tools,
         json!({"command": r"printf 'a\xffb\n'; echo $$", "run_in_background": true}),
     );
-    let id = id_in(&r.text);
+    let id = id_of(&r);
     let r = tools.bash_output(&json!({"bash_id": id, "block": true, "timeout": 60}));
     let head = "<status>completed</status>\n<exit_code>0</exit_code>\n<stdout>\na\u{FFFD}b\n";
     assert!(r.text.starts_with(head), "{r:?}");
@@ -381,7 +381,7 @@ fn endless_line_in_background_is_stopped_at_the_output_cap() {
         json!({"command": command, "run_in_background": true}),
     );
     assert!(!r.is_error, "{r:?}");
-    let id = id_in(&r.text);
+    let id = id_of(&r);
     let r = tools.bash_output(&json!({"bash_id": id, "block": true, "timeout": 120}));
     assert!(!r.is_error, "{r:?}");
     assert!(
@@ -485,7 +485,7 @@ fn drop_after_the_leader_exited_still_stops_the_orphans_left_in_its_group() {
         &tools,
         json!({"command": "(sleep 1000 &); echo $$", "run_in_background": true}),
     );
-    let id = id_in(&r.text);
+    let id = id_of(&r);
     let r = tools.bash_output(&json!({"bash_id": id, "block": true, "timeout": 60}));
     let head = "<status>completed</status>\n<exit_code>0</exit_code>\n<stdout>\n";
     assert!(r.text.starts_with(head), "{r:?}");

@@ -70,7 +70,7 @@ fn failed_and_stopped_shells_and_no_tool_use_id_without_a_call() {
         &t,
         json!({"command": "sleep 1000", "run_in_background": true}),
     );
-    t.kill_shell(&json!({"shell_id": id_in(&r.text)}));
+    t.kill_shell(&json!({"shell_id": id_of(&r)}));
     let n = rx.recv_timeout(DEADLINE).unwrap();
     assert_eq!(n.label, "Background command \"sleep 1000\" was stopped");
     assert_eq!(n.status, Some(bashtools::TaskStatus::Killed));
@@ -108,7 +108,7 @@ fn foreground_commands_do_not_notify() {
 fn notifications_sent_before_subscribe_wait_in_the_queue() {
     let (t, tasks) = with_tasks();
     let r = bash(&t, json!({"command": "true", "run_in_background": true}));
-    let id = id_in(&r.text);
+    let id = id_of(&r);
     t.bash_output(&json!({"bash_id": id, "block": true}));
     wait_until("the registry knows it ended", || {
         tasks
@@ -126,7 +126,12 @@ fn ids_are_unique_across_tools_sharing_a_registry() {
     let b = builder().tasks(tasks.clone()).build().unwrap();
     let ids: Vec<String> = [&a, &b, &a, &b]
         .iter()
-        .map(|t| id_in(&bash(t, json!({"command": "true", "run_in_background": true})).text))
+        .map(|t| {
+            id_of(&bash(
+                t,
+                json!({"command": "true", "run_in_background": true}),
+            ))
+        })
         .collect();
     assert_eq!(ids, ["bash_1", "bash_2", "bash_3", "bash_4"]);
     // b reads and stops a's shells through the registry.
@@ -134,7 +139,7 @@ fn ids_are_unique_across_tools_sharing_a_registry() {
         &a,
         json!({"command": "sleep 1000", "run_in_background": true}),
     );
-    let id = id_in(&r.text);
+    let id = id_of(&r);
     assert_eq!(
         b.bash_output(&json!({"bash_id": id})).text,
         "<status>running</status>"
@@ -180,7 +185,7 @@ fn two_hundred_shells_ending_at_once_give_exactly_two_hundred_notifications() {
             &json!({"command": command, "run_in_background": true}),
             &Caller::default().recipient(recipient),
         );
-        let id = id_in(&r.text);
+        let id = id_of(&r);
         if status == "killed" {
             to_kill.push(id.clone());
         }
@@ -233,7 +238,7 @@ fn notification_gives_the_text_and_the_label() {
         &t,
         json!({"command": "sleep 1000", "run_in_background": true, "description": "wait"}),
     );
-    let id = id_in(&r.text);
+    let id = id_of(&r);
     let (text, label) = t.notification(&id, bashtools::TaskStatus::Failed).unwrap();
     assert_eq!(label, "Background command \"wait\" failed with exit code 1");
     assert!(text.starts_with("<task-notification>\n<task-id>bash_1</task-id>\n<output-file>"));

@@ -47,6 +47,36 @@ pub struct Builder {
     monitor_options: MonitorOptions,
 }
 
+impl std::fmt::Debug for Builder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builder")
+            .field("working_directory", &self.working_directory)
+            .field("allowed_commands", &self.allowed_commands)
+            .field("validator", &self.validator.is_some())
+            .field("default_timeout", &self.default_timeout)
+            .field("max_timeout", &self.max_timeout)
+            .field("output_limit", &self.output_limit)
+            .field("kill_grace", &self.kill_grace)
+            .field("block_timeout", &self.block_timeout)
+            .field("monitor_timeout", &self.monitor_timeout)
+            .field("monitor_max_timeout", &self.monitor_max_timeout)
+            .field(
+                "monitor_unattended_max_timeout",
+                &self.monitor_unattended_max_timeout,
+            )
+            .field("monitor_min_timeout", &self.monitor_min_timeout)
+            .field("unattended", &self.unattended.is_some())
+            .field("max_output_bytes", &self.max_output_bytes)
+            .field("noninteractive_env", &self.noninteractive_env)
+            .field("env", &self.env)
+            .field("env_remove", &self.env_remove)
+            .field("output_root", &self.output_root)
+            .field("tasks", &self.tasks)
+            .field("monitor_options", &self.monitor_options)
+            .finish()
+    }
+}
+
 impl Default for Builder {
     fn default() -> Self {
         Builder {
@@ -225,9 +255,11 @@ impl Builder {
     /// Checks the options and builds the tools.
     ///
     /// # Errors
-    /// A working directory that does not exist or is not a directory, and an
-    /// output directory that cannot be made.
+    /// A working directory that does not exist or is not a directory, an
+    /// output directory that cannot be made, and a thread the tools need
+    /// that cannot be started ([`ErrorKind`](crate::ErrorKind)).
     pub fn build(self) -> Result<BashTools, Error> {
+        crate::timer::start().map_err(|e| Error::thread("timer thread", e))?;
         let (config, tasks) = self.settle()?;
         let config = Arc::new(config);
         let process = Arc::new(RealProcess {

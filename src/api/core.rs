@@ -140,7 +140,7 @@ impl Core {
         caller: &Caller,
     ) -> Result<PathBuf, CallError> {
         let base = &self.config.working_directory;
-        let dir = match (arg, caller.working_dir()) {
+        let dir = match (arg, caller.get_working_directory()) {
             (Some(a), _) => base.join(a),
             (None, Some(c)) => base.join(c),
             (None, None) => base.clone(),
@@ -182,7 +182,7 @@ impl Core {
 
     /// The foreground time of `cmd`: its own, else the default; at most the cap.
     pub(crate) fn timeout_of(&self, cmd: &Command) -> Duration {
-        cmd.timeout_value()
+        cmd.get_timeout()
             .unwrap_or(self.config.default_timeout)
             .min(self.config.max_timeout)
     }
@@ -194,24 +194,24 @@ impl Core {
         cmd: &Command,
         caller: &Caller,
     ) -> Result<Started, CallError> {
-        Core::check_command(cmd.command())?;
+        Core::check_command(cmd.get_command())?;
         self.check_open()?;
-        let cwd = self.resolve_cwd(cmd.working_directory_value(), caller)?;
-        if let Err(refusal) = self.check_gates(cmd.command(), &cwd) {
+        let cwd = self.resolve_cwd(cmd.get_working_directory(), caller)?;
+        if let Err(refusal) = self.check_gates(cmd.get_command(), &cwd) {
             return Ok(Started::Answered(Outcome::Refused(refusal)));
         }
         let id = cmd.is_background().then(|| self.next_bash_id());
         let new = NewShell {
-            command: cmd.command().to_string(),
-            description: cmd.description_value().map(str::to_string),
+            command: cmd.get_command().to_string(),
+            description: cmd.get_description().map(str::to_string),
             id: id.clone(),
             kind: if id.is_some() {
                 Kind::Background
             } else {
                 Kind::Foreground
             },
-            recipient: caller.recipient_name().to_string(),
-            call: caller.call_id().map(str::to_string),
+            recipient: caller.get_recipient().to_string(),
+            call: caller.get_call().map(str::to_string),
             detached: caller.is_detached(),
         };
         let key = self

@@ -48,7 +48,9 @@ pub(crate) fn run_f<T: Send + 'static>(
         let weak: Weak<Settle<T>> = Arc::downgrade(&state);
         timer::at(at, move || {
             if let Some(state) = weak.upgrade() {
-                if !state.completer.is_done() {
+                // Even if the `Pending` was dropped: the command must not
+                // stay an invisible foreground command.
+                if !state.completer.is_completed() {
                     // Eagerly, on the timer thread: the move to the
                     // background must happen at the timeout even if nobody
                     // takes the result.
@@ -92,14 +94,25 @@ impl<T> Settle<T> {
 struct OnExit<T>(Arc<Settle<T>>);
 
 impl<T: Send + 'static> ExitWaiter for OnExit<T> {
+    /// Stale once the call has its result (the timeout moved the command
+    /// to the background); not when the `Pending` was merely dropped: that
+    /// command must still be settled (its record and file removed) when it
+    /// exits.
     fn is_stale(&self) -> bool {
-        self.0.completer.is_done()
+        self.0.completer.is_completed()
     }
 
     /// On the reaper thread: only marks the result ready; the output is
-    /// read by whoever takes it.
+    /// read by whoever takes it. Nobody will take it when the `Pending` was
+    /// dropped: then the command is settled here.
     fn exited(self: Box<Self>) {
         let state = self.0;
+        if state.completer.is_done() {
+            if !state.completer.is_completed() {
+                drop(state.result());
+            }
+            return;
+        }
         let completer = state.completer.clone();
         completer.complete_with(move || {
             let result = state.result();

@@ -49,7 +49,9 @@ impl AsRef<str> for ShellId {
     }
 }
 
-/// A command to run, with the options of the `bash` tool.
+/// A command to run, with the options of the `bash` tool. Setters take the
+/// option's name, getters are `get_NAME` (`is_NAME` for a flag), as in
+/// [`std::process::Command`].
 ///
 /// ```
 /// use std::time::Duration;
@@ -57,7 +59,7 @@ impl AsRef<str> for ShellId {
 /// let cmd = Command::new("cargo build")
 ///     .timeout(Duration::from_secs(300))
 ///     .description("build the crate");
-/// assert_eq!(cmd.command(), "cargo build");
+/// assert_eq!(cmd.get_command(), "cargo build");
 /// assert!(!cmd.is_background());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,15 +111,15 @@ impl Command {
     }
 
     /// The command line.
-    pub fn command(&self) -> &str {
+    pub fn get_command(&self) -> &str {
         &self.command
     }
     /// The timeout asked for, if any.
-    pub fn timeout_value(&self) -> Option<Duration> {
+    pub fn get_timeout(&self) -> Option<Duration> {
         self.timeout
     }
     /// The description, if any.
-    pub fn description_value(&self) -> Option<&str> {
+    pub fn get_description(&self) -> Option<&str> {
         self.description.as_deref()
     }
     /// Whether it starts in the background.
@@ -125,7 +127,7 @@ impl Command {
         self.background
     }
     /// The working directory asked for, if any.
-    pub fn working_directory_value(&self) -> Option<&Path> {
+    pub fn get_working_directory(&self) -> Option<&Path> {
         self.working_directory.as_deref()
     }
 }

@@ -24,6 +24,7 @@ use crate::texts;
 
 /// One `<task-notification>` for one recipient.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Notification {
     /// Who it is for (the recipient of the call that started the work).
     pub recipient: String,
@@ -39,6 +40,7 @@ pub struct Notification {
 
 /// What the registry knows of one entry (a snapshot).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TaskInfo {
     /// `KIND_N`, unique in the registry.
     pub id: String,

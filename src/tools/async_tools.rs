@@ -59,6 +59,26 @@ pub struct AsyncToolsOptions {
     applies: Option<Applies>,
 }
 
+impl<T: std::fmt::Debug> std::fmt::Debug for Source<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Value(v) => v.fmt(f),
+            Source::Ask(_) => f.write_str("(asked at each call)"),
+        }
+    }
+}
+
+impl std::fmt::Debug for AsyncToolsOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncToolsOptions")
+            .field("recipient", &self.recipient)
+            .field("detached", &self.detached)
+            .field("working_directory", &self.working_directory)
+            .field("applies", &self.applies.is_some())
+            .finish()
+    }
+}
+
 impl Default for AsyncToolsOptions {
     fn default() -> Self {
         AsyncToolsOptions::new()

@@ -12,6 +12,7 @@ use crate::texts::seconds;
 
 /// A tool's definition.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolDefinition {
     /// `bash`, `bash_output`, `kill_shell` or `monitor`.
     pub name: &'static str,

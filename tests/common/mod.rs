@@ -32,13 +32,11 @@ pub fn bash(tools: &BashTools, input: Value) -> bashtools::ToolResult {
     tools.bash(&input, &me())
 }
 
-/// The `bash_N` named in a background answer.
-pub fn id_in(text: &str) -> String {
-    let start = text.find("bash_").expect("an ID in the text");
-    text[start..]
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect()
+/// The `bash_N` of a background answer (its typed extra, not its text).
+pub fn id_of(r: &bashtools::ToolResult) -> String {
+    r.task_id
+        .clone()
+        .unwrap_or_else(|| panic!("no task ID in {r:?}"))
 }
 
 /// Waits until `cond` holds, up to [`DEADLINE`]; panics with `what` if not.
