@@ -1,4 +1,4 @@
-//! Who makes a tool call (SPEC section 8).
+//! Who makes a tool call (contract §8).
 
 use std::path::PathBuf;
 

@@ -35,7 +35,7 @@ pub(crate) struct Config {
     pub monitor_options: MonitorOptions,
 }
 
-/// How every monitor batches its lines (SPEC section 7).
+/// How every monitor batches its lines (contract §7).
 ///
 /// ```
 /// use std::time::Duration;

@@ -18,6 +18,28 @@
 //! # Ok::<(), bashtools::Error>(())
 //! ```
 //!
+//! ## Two ways in
+//! A program calls the typed API — values in, values out:
+//!
+//! ```
+//! use std::time::Duration;
+//! use bashtools::{BashTools, Caller, Command, Outcome, TaskStatus};
+//!
+//! let tools = BashTools::builder().build()?;
+//! let cmd = Command::new("sleep 0.2; echo late").timeout(Duration::from_millis(50));
+//! let Outcome::Background(bg) = tools.run(&cmd, &Caller::default())? else {
+//!     unreachable!("still running at its timeout")
+//! };
+//! let info = tools.wait(bg.id(), Duration::from_secs(30))?;
+//! assert_eq!(info.status(), TaskStatus::Completed);
+//! assert_eq!(tools.read_output(bg.id(), None)?.text(), "late");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A model calls the JSON tools ([`BashTools::bash`], [`BashTools::bash_output`],
+//! [`BashTools::kill_shell`], [`BashTools::monitor`]), whose answers are the
+//! texts of the contract; they are a thin edge over the typed API.
+//!
 //! ## Background work and notifications
 //!
 //! A command still running at its timeout (seconds) is not killed: it moves
@@ -52,6 +74,11 @@
 //! an agent loop that must not block; [`BashTools::server`] serves them over
 //! MCP (the `bashtools-mcp` binary).
 //!
+//! ## The contract
+//! The tools' arguments, the texts a model reads, the defaults, the registry
+//! and the server are written out in `docs/contract.md` in the repository;
+//! `§N` in these docs names its sections.
+//!
 //! ## How it works
 //! - Every command runs as `bash -c COMMAND` in a process group of its own,
 //!   stdin from `/dev/null`, stdout and stderr into one file in a private
@@ -62,8 +89,11 @@
 //!   deadline, or a [`Pending`] that is also a [`std::future::Future`].
 //! - Stopping a shell is SIGTERM to its group, then SIGKILL after
 //!   `kill_grace` to whatever is left of it.
-//! - Dropping a [`BashTools`] stops every shell it started and removes the
-//!   output directory.
+//! - Dropping the last clone of a [`BashTools`] stops every shell it started
+//!   and removes the output directory.
+//!
+//! The README's "How it works" shows the layers and how they depend on each
+//! other (one way: leaves, `os`, `shells`, mechanisms, `api`, `tools`, `mcp`).
 
 #![warn(missing_docs)]
 

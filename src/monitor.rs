@@ -1,5 +1,5 @@
 //! Monitors: a command whose stdout lines are delivered as notifications,
-//! in batches (SPEC section 7).
+//! in batches (contract §7).
 //!
 //! One reader thread per monitor. It waits with `poll(2)` on the command's
 //! stdout pipe and on a pidfd of its leader, with the end of the current
@@ -87,7 +87,7 @@ impl Lines {
     }
 }
 
-/// Groups lines into notifications (SPEC section 7).
+/// Groups lines into notifications (contract §7).
 pub(crate) struct Batcher {
     opts: MonitorOptions,
     lines: Vec<String>,

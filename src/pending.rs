@@ -1,5 +1,5 @@
 //! `Pending<T>`: a value that arrives later, to wait for blocking or to await
-//! as a `std::future::Future` (SPEC section 2).
+//! as a `std::future::Future` (contract §2).
 //!
 //! Both ways are woken from the same place: whoever completes the value
 //! notifies the condvar (for `wait`) and wakes the stored `Waker` (for

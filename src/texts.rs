@@ -1,4 +1,4 @@
-//! Every text a model reads, in one place, each with the SPEC section it
+//! Every text a model reads, in one place, each with the contract section (§N of docs/contract.md) it
 //! comes from. A wording change is one edit here and one test.
 //!
 //! Texts marked "ours" are not fixed by the spec; they follow its style.

@@ -12,7 +12,7 @@ use crate::shells::process::RealProcess;
 use crate::tasks::Tasks;
 use crate::BashTools;
 
-/// Builds a [`BashTools`]. Every option of SPEC section 3 has a setter of the
+/// Builds a [`BashTools`]. Every option of contract §3 has a setter of the
 /// same name; each default is the one Claude Code uses.
 ///
 /// ```
@@ -228,7 +228,7 @@ impl Builder {
         self
     }
 
-    /// The application's registry of background work (SPEC section 6).
+    /// The application's registry of background work (contract §6).
     /// With it, background shells and monitors register there, send a
     /// notification when they end, and take IDs unique across every
     /// `BashTools` sharing it; `bash_output` and `kill_shell` reach its other
@@ -238,7 +238,7 @@ impl Builder {
         self
     }
 
-    /// How every monitor batches its lines (SPEC section 7).
+    /// How every monitor batches its lines (contract §7).
     pub fn monitor_options(mut self, options: MonitorOptions) -> Self {
         self.monitor_options = options;
         self

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
-use serde_json::Value;
 
 use self::core::Core;
 use self::types::{CallError, Command, NewOutput, Outcome, ShellId, ShellInfo};
@@ -27,8 +26,6 @@ use crate::shells::process::Process;
 use crate::shells::ExitWaiter;
 use crate::status::TaskStatus;
 use crate::tasks::Tasks;
-use crate::tools::async_tools::{self, AsyncTool, AsyncToolsOptions};
-use crate::tools::{self, ToolDefinition, ToolResult};
 use crate::{deadline, texts, timer, Builder};
 
 /// The shell tools. `Clone + Send + Sync`: clones are handles to the same
@@ -204,55 +201,6 @@ impl BashTools {
             .ok_or_else(|| CallError::UnknownId(id.to_string()))
     }
 
-    // ----------------------------------------------------------- JSON tools
-
-    /// The `bash` tool: `{command, timeout?, description?, run_in_background?,
-    /// working_directory?}`. Runs the command in the foreground until its
-    /// timeout (seconds), then moves it to the background as `bash_N`.
-    ///
-    /// Blocks the calling thread for as long as the command runs in the
-    /// foreground.
-    pub fn bash(&self, input: &Value, caller: &Caller) -> ToolResult {
-        tools::bash::bash(self.core(), input, caller)
-    }
-
-    /// [`bash`](Self::bash) as a [`Pending`]: completes when the command
-    /// exits or, at its timeout, when it has moved to the background. Its
-    /// [`canceller`](Pending::canceller) stops a foreground command.
-    pub fn bash_f(&self, input: &Value, caller: &Caller) -> Pending<ToolResult> {
-        tools::bash::bash_f(self.core(), input, caller)
-    }
-
-    /// The `bash_output` tool: `{bash_id, filter?, block?, timeout?}`. The
-    /// output written since the last call, with the shell's status. With
-    /// `block`, waits (on this thread) until the shell ends or `timeout`
-    /// seconds pass.
-    pub fn bash_output(&self, input: &Value) -> ToolResult {
-        tools::bash_output::bash_output(self.core(), input)
-    }
-
-    /// [`bash_output`](Self::bash_output) as a [`Pending`]: with `block`, it
-    /// completes when the shell exits or the timeout passes, and no thread
-    /// of the caller's waits meanwhile.
-    pub fn bash_output_f(&self, input: &Value) -> Pending<ToolResult> {
-        tools::bash_output::bash_output_f(self.core(), input)
-    }
-
-    /// The `kill_shell` tool: `{shell_id}`. SIGTERM to the shell's process
-    /// group, SIGKILL after `kill_grace` to whatever is left; answers once
-    /// the group is gone.
-    pub fn kill_shell(&self, input: &Value) -> ToolResult {
-        tools::kill_shell::kill_shell(self.core(), input)
-    }
-
-    /// The `monitor` tool: `{description, command, timeout_ms?}`. Starts the
-    /// command in the background as `monitor_N`; each batch of its stdout
-    /// lines is sent as a notification to the caller's recipient, and one
-    /// more when it ends. Needs a [`Tasks`] registry.
-    pub fn monitor(&self, input: &Value, caller: &Caller) -> ToolResult {
-        tools::monitor::monitor(self.core(), input, caller)
-    }
-
     /// The `<task-notification>` of a background shell's end and the line a
     /// surface shows for it, for shell `id` as if it ended with `status`.
     /// `None` for an ID these tools do not know.
@@ -268,29 +216,6 @@ impl BashTools {
         let summary = texts::shell_summary(s.what(), status, code);
         let text = texts::end_notification(id, s.call(), s.output(), status, &summary);
         Some((text, summary))
-    }
-
-    /// The tools for a non-blocking agent loop: definitions (name,
-    /// description, JSON Schema) whose handlers return a [`Pending`]; `monitor`
-    /// is among them when a [`Tasks`] registry is configured.
-    ///
-    /// ```
-    /// use bashtools::{AsyncToolsOptions, BashTools};
-    /// use serde_json::json;
-    /// let tools = BashTools::builder().build()?;
-    /// let async_tools = tools.async_tools(AsyncToolsOptions::new().recipient("main"));
-    /// let bash = async_tools.iter().find(|t| t.name() == "bash").unwrap();
-    /// let r = bash.call(&json!({"command": "echo hi"}), Some("toolu_1")).wait();
-    /// assert_eq!(r.text, "hi");
-    /// # Ok::<(), bashtools::Error>(())
-    /// ```
-    pub fn async_tools(&self, options: AsyncToolsOptions) -> Vec<AsyncTool> {
-        async_tools::async_tools(self.core(), options)
-    }
-
-    /// The definitions of the tools (name, description, JSON Schema).
-    pub fn definitions(&self) -> Vec<ToolDefinition> {
-        tools::definitions::all(&self.core().config, self.core().tasks.is_some())
     }
 
     // ------------------------------------------------------------ the whole
@@ -326,12 +251,6 @@ impl BashTools {
     /// the last clone is dropped).
     pub fn output_directory(&self) -> &Path {
         self.core().shells.output_directory()
-    }
-
-    /// The MCP server of these tools (`bashtools-mcp` serves it on stdio).
-    /// It holds a handle: the tools live as long as the server does.
-    pub fn server(&self) -> crate::mcp::McpServer {
-        crate::mcp::McpServer::new(self.clone())
     }
 
     /// The settings these tools were built with.

@@ -120,6 +120,14 @@ impl McpServer {
     }
 }
 
+impl BashTools {
+    /// The MCP server of these tools (`bashtools-mcp` serves it on stdio).
+    /// It holds a handle: the tools live as long as the server does.
+    pub fn server(&self) -> crate::mcp::McpServer {
+        crate::mcp::McpServer::new(self.clone())
+    }
+}
+
 fn instructions(tools: &BashTools) -> String {
     let c = tools.settings();
     let mut s = format!(

@@ -1,5 +1,5 @@
 //! `Tasks`: the registry of background work, and the notifications sent when
-//! that work ends (SPEC sections 5 and 6).
+//! that work ends (contract §5 and §6).
 //!
 //! Background shells register here as `bash_N`, monitors as `monitor_N`, and
 //! the application registers its own work (a subagent) with

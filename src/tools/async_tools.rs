@@ -1,4 +1,4 @@
-//! The tools for an agent loop that does not block on them (SPEC section 8):
+//! The tools for an agent loop that does not block on them (contract §8):
 //! definitions whose handlers return a [`Pending`].
 //!
 //! The caller of each call — recipient, detached, working directory — is a

@@ -1,4 +1,4 @@
-//! Reading tool arguments out of JSON (SPEC section 4): every missing or
+//! Reading tool arguments out of JSON (contract §4): every missing or
 //! mistyped argument becomes an error text that names it, never a panic.
 
 use std::time::Duration;
@@ -51,7 +51,7 @@ pub(crate) fn optional_bool(args: &Map<String, Value>, name: &str) -> Result<boo
 }
 
 /// A timeout in seconds: absent, zero, negative or non-numeric falls back
-/// to `default` (SPEC section 4); a larger one than `max` is cut down.
+/// to `default` (contract §4); a larger one than `max` is cut down.
 /// A numeric string (`"30"`) counts as its number.
 pub(crate) fn timeout_secs(
     args: &Map<String, Value>,

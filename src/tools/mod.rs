@@ -9,6 +9,7 @@ pub(crate) mod bash_output;
 pub(crate) mod definitions;
 pub(crate) mod input;
 pub(crate) mod kill_shell;
+mod methods;
 pub(crate) mod monitor;
 mod words;
 

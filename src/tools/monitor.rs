@@ -1,4 +1,4 @@
-//! The `monitor` tool (SPEC section 4): start a command whose stdout lines
+//! The `monitor` tool (contract §4): start a command whose stdout lines
 //! arrive as notifications.
 
 use std::os::fd::AsRawFd;
