@@ -12,6 +12,44 @@ pub type Validator = dyn Fn(&str, &Path) -> Result<(), String> + Send + Sync + '
 /// Asked when a monitor starts: is there nobody at the keyboard?
 pub type Unattended = dyn Fn() -> bool + Send + Sync + 'static;
 
+/// Every default, written once: the builder, [`MonitorOptions`], the
+/// server's `--help` and the README's tables take them from here (each is
+/// Claude Code's).
+pub mod defaults {
+    use std::time::Duration;
+
+    /// Foreground time of a `bash` call without `timeout`.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+    /// The cap of `bash` and `bash_output` timeouts.
+    pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+    /// Characters a result carries.
+    pub const OUTPUT_LIMIT: usize = 30_000;
+    /// Between SIGTERM and SIGKILL when a shell is stopped.
+    pub const KILL_GRACE: Duration = Duration::from_secs(5);
+    /// How long `bash_output` with `block` waits without `timeout`.
+    pub const BLOCK_TIMEOUT: Duration = Duration::from_secs(30);
+    /// A monitor's watch without `timeout_ms`.
+    pub const MONITOR_TIMEOUT: Duration = Duration::from_secs(300);
+    /// The cap of a monitor's `timeout_ms`.
+    pub const MONITOR_MAX_TIMEOUT: Duration = Duration::from_secs(1800);
+    /// The cap of `timeout_ms` when nobody is at the keyboard.
+    pub const MONITOR_UNATTENDED_MAX_TIMEOUT: Duration = Duration::from_secs(600);
+    /// The floor of a monitor's `timeout_ms`.
+    pub const MONITOR_MIN_TIMEOUT: Duration = Duration::from_secs(1);
+    /// An output file past this many bytes stops its shell (1 GiB).
+    pub const MAX_OUTPUT_BYTES: u64 = 1 << 30;
+    /// Whether commands get `PAGER=cat`, `GIT_PAGER=cat`, `GIT_EDITOR=true`, `TERM=dumb`.
+    pub const NONINTERACTIVE_ENV: bool = true;
+    /// A monitor's lines within this window go out as one event.
+    pub const BATCH_WINDOW: Duration = Duration::from_millis(200);
+    /// At most this many lines in one monitor event.
+    pub const BURST_LIMIT: usize = 20;
+    /// A monitor line longer than this many characters is cut.
+    pub const LINE_LIMIT: usize = 500;
+    /// A monitor suppressing lines in every window this long is stopped.
+    pub const FLOOD_TIMEOUT: Duration = Duration::from_secs(30);
+}
+
 /// The settled options every tool call reads. Built once, never changed.
 pub(crate) struct Config {
     pub working_directory: PathBuf,
@@ -64,10 +102,10 @@ pub struct MonitorOptions {
 impl Default for MonitorOptions {
     fn default() -> Self {
         MonitorOptions {
-            batch_window: Duration::from_millis(200),
-            burst_limit: 20,
-            line_limit: 500,
-            flood_timeout: Duration::from_secs(30),
+            batch_window: defaults::BATCH_WINDOW,
+            burst_limit: defaults::BURST_LIMIT,
+            line_limit: defaults::LINE_LIMIT,
+            flood_timeout: defaults::FLOOD_TIMEOUT,
         }
     }
 }

@@ -132,7 +132,7 @@ pub use crate::api::types::{
 };
 pub use crate::api::{BashTools, Settings};
 pub use crate::caller::Caller;
-pub use crate::config::{MonitorOptions, Unattended, Validator};
+pub use crate::config::{defaults, MonitorOptions, Unattended, Validator};
 pub use crate::error::{Error, ErrorKind};
 pub use crate::pending::{Canceller, Pending};
 pub use crate::status::{ParseStatusError, TaskStatus};

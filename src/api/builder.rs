@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{Config, MonitorOptions, Unattended, Validator};
+use crate::config::{defaults, Config, MonitorOptions, Unattended, Validator};
 use crate::error::Error;
 use crate::shells::process::RealProcess;
 use crate::tasks::Tasks;
@@ -83,18 +83,18 @@ impl Default for Builder {
             working_directory: None,
             allowed_commands: None,
             validator: None,
-            default_timeout: Duration::from_secs(120),
-            max_timeout: Duration::from_secs(600),
-            output_limit: 30_000,
-            kill_grace: Duration::from_secs(5),
-            block_timeout: Duration::from_secs(30),
-            monitor_timeout: Duration::from_secs(300),
-            monitor_max_timeout: Duration::from_secs(1800),
-            monitor_unattended_max_timeout: Duration::from_secs(600),
-            monitor_min_timeout: Duration::from_secs(1),
+            default_timeout: defaults::DEFAULT_TIMEOUT,
+            max_timeout: defaults::MAX_TIMEOUT,
+            output_limit: defaults::OUTPUT_LIMIT,
+            kill_grace: defaults::KILL_GRACE,
+            block_timeout: defaults::BLOCK_TIMEOUT,
+            monitor_timeout: defaults::MONITOR_TIMEOUT,
+            monitor_max_timeout: defaults::MONITOR_MAX_TIMEOUT,
+            monitor_unattended_max_timeout: defaults::MONITOR_UNATTENDED_MAX_TIMEOUT,
+            monitor_min_timeout: defaults::MONITOR_MIN_TIMEOUT,
             unattended: None,
-            max_output_bytes: 1 << 30,
-            noninteractive_env: true,
+            max_output_bytes: defaults::MAX_OUTPUT_BYTES,
+            noninteractive_env: defaults::NONINTERACTIVE_ENV,
             env: Vec::new(),
             env_remove: Vec::new(),
             output_root: None,
