@@ -11,7 +11,16 @@ pub(crate) fn after(d: Duration) -> Option<Instant> {
     Instant::now().checked_add(d)
 }
 
-/// The later of two optional deadlines, where `None` is "never".
+/// `at + d`, or the furthest point in time an `Instant` can hold near
+/// there (some 68 years on), for a deadline that must exist (a monitor's
+/// batch window) however long `d` is.
+pub(crate) fn saturating_add(at: Instant, d: Duration) -> Instant {
+    at.checked_add(d)
+        .or_else(|| at.checked_add(Duration::from_secs(1 << 31)))
+        .unwrap_or(at)
+}
+
+/// The earlier of two optional deadlines, where `None` is "never".
 pub(crate) fn min(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -28,6 +37,12 @@ mod tests {
     fn a_huge_duration_is_no_deadline_not_a_panic() {
         assert_eq!(after(Duration::MAX), None);
         assert!(after(Duration::from_secs(1)).is_some());
+    }
+
+    #[test]
+    fn a_saturating_deadline_is_far_but_exists() {
+        let now = Instant::now();
+        assert!(saturating_add(now, Duration::MAX) > now + Duration::from_secs(1 << 30));
     }
 
     #[test]

@@ -128,7 +128,7 @@ impl Batcher {
     fn open(&mut self, now: Instant) {
         if self.window_end.is_none() {
             self.window_start = Some(now);
-            self.window_end = Some(now + self.opts.batch_window);
+            self.window_end = Some(crate::deadline::saturating_add(now, self.opts.batch_window));
         }
     }
 
