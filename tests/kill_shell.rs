@@ -120,3 +120,31 @@ fn a_shell_that_completed_reports_completed() {
     let r = t.kill_shell(&json!({"shell_id": id}));
     assert_eq!(r.text, "Task bash_1 is not running (status: completed)");
 }
+
+/// A shell whose leader has ended while a process it started runs on keeps
+/// its status, but `kill_shell` stops what is left and says so.
+#[test]
+fn kill_shell_stops_what_an_ended_shell_left_running() {
+    let t = tools();
+    let id = background(&t, "sleep 1000 & echo started");
+    let pgid = t.background_pids()[0];
+    wait_until("the leader has ended", || {
+        t.bash_output(&json!({"bash_id": id}))
+            .text
+            .starts_with("<status>completed</status>")
+    });
+    assert!(!live_in_group(pgid).is_empty(), "the sleep runs on");
+    let r = t.kill_shell(&json!({"shell_id": id}));
+    assert_eq!(
+        (r.text.as_str(), r.is_error),
+        (
+            "Successfully stopped task: bash_1 (sleep 1000 & echo started)",
+            false
+        )
+    );
+    assert_gone(&[pgid]);
+    let r = t.bash_output(&json!({"bash_id": id}));
+    assert!(r.text.starts_with("<status>completed</status>"), "{r:?}");
+    let r = t.kill_shell(&json!({"shell_id": id}));
+    assert_eq!(r.text, "Task bash_1 is not running (status: completed)");
+}

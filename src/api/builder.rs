@@ -262,9 +262,7 @@ impl Builder {
         crate::timer::start().map_err(|e| Error::thread("timer thread", e))?;
         let (config, tasks) = self.settle()?;
         let config = Arc::new(config);
-        let process = Arc::new(RealProcess {
-            config: config.clone(),
-        });
+        let process = Arc::new(RealProcess::new(config.clone()));
         BashTools::from_parts(config, tasks, process)
     }
 

@@ -406,12 +406,23 @@ impl Core {
                 status,
             }
         };
+        let lingering = |core: &Core| {
+            // Its leader has ended, but processes it started still run:
+            // those are stopped, and the shell keeps the status it ended with.
+            if core.shells.lingers(key) {
+                core.shells.stop(&[key], StopReason::Killed);
+                core.info(key)
+                    .ok_or_else(|| CallError::UnknownId(id.to_string()))
+            } else {
+                Err(not_running(core))
+            }
+        };
         if self.info(key).is_some_and(|i| i.status.is_ended()) {
-            return Err(not_running(self));
+            return lingering(self);
         }
         if self.shells.stop(&[key], StopReason::Killed).is_empty() {
             // It ended on its own between the look-up and the signal.
-            return Err(not_running(self));
+            return lingering(self);
         }
         self.info(key)
             .ok_or_else(|| CallError::UnknownId(id.to_string()))

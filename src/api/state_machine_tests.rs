@@ -101,7 +101,11 @@ fn stop_sends_kill_after_the_grace_to_a_command_ignoring_term() {
     assert!(started.elapsed() >= grace, "KILL before the grace ended");
     assert_eq!(info.exit_code(), Some(128 + 9));
     let pid = fake.pid_of("stubborn").unwrap();
-    assert_eq!(fake.signals(pid), vec![Signal::SIGTERM, Signal::SIGKILL]);
+    // CONT after TERM, so a stopped process could handle the TERM.
+    assert_eq!(
+        fake.signals(pid),
+        vec![Signal::SIGTERM, Signal::SIGCONT, Signal::SIGKILL]
+    );
 }
 
 #[test]

@@ -6,66 +6,118 @@
 //! machine — timeout → background, TERM → grace → KILL, one end notice when
 //! stop and exit race, `stop_all` — is checked without timing luck.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::Instant;
 
 use nix::sys::signal::Signal;
+use parking_lot::Mutex;
+
+use super::shell::Key;
 
 use crate::config::Config;
 use crate::os::reaper::{reaper, ExitHook};
 use crate::os::{group, spawn};
 
-/// Starts commands and reaches what they started.
+/// Starts commands and reaches what they started. A command is named by
+/// the table's key for it, which outlives its record: what an ended
+/// command left running is still reached by its key.
 pub(crate) trait Process: Send + Sync + 'static {
-    /// Starts `spec`; returns the leader's pid (also its process group id),
-    /// and with `want_pidfd` a pidfd of it, opened while the pid cannot have
-    /// been reaped (and so recycled). `on_exit` runs once, on another
-    /// thread, when the leader is reaped.
+    /// Starts command `key`; returns its leader's pid, and with
+    /// `want_pidfd` a pidfd of it, opened while the pid cannot have been
+    /// reaped (and so recycled). `on_exit` runs once, on another thread,
+    /// when the leader is reaped.
     fn spawn(
         &self,
+        key: Key,
         spec: spawn::SpawnSpec<'_>,
         want_pidfd: bool,
         on_exit: ExitHook,
     ) -> io::Result<(u32, Option<OwnedFd>)>;
-    /// Sends `signal` to everything the command led by `pid` started, and
-    /// to nothing else.
-    fn signal(&self, pid: u32, signal: Signal);
-    /// Waits until nothing is left of the commands led by `pids`, or the
-    /// deadline (`None`: none). Returns those with something left.
-    fn wait_gone(&self, pids: &HashSet<u32>, deadline: Option<Instant>) -> HashSet<u32>;
-    /// Of the commands led by `pids`, whose leaders have been reaped, those
-    /// that still have processes running.
-    fn lingering(&self, pids: &HashSet<u32>) -> HashSet<u32>;
+    /// Sends `signal` to everything the commands `keys` started, and to
+    /// nothing else.
+    fn signal(&self, keys: &[Key], signal: Signal);
+    /// Waits until nothing is left of the commands `keys`, or the deadline
+    /// (`None`: none). Returns those with something left.
+    fn wait_gone(&self, keys: &[Key], deadline: Option<Instant>) -> Vec<Key>;
+    /// Forgets what is known of the commands `keys` that have nothing left.
+    fn release(&self, keys: &[Key]);
+    /// The commands whose leaders have exited while processes they started
+    /// still run.
+    fn lingering(&self) -> Vec<Key>;
 }
 
 /// The kernel: `posix_spawn`, the reaper, process groups.
 pub(crate) struct RealProcess {
-    pub config: Arc<Config>,
+    config: Arc<Config>,
+    /// The leader's pid of every command that may still have processes:
+    /// running ones, and ended ones (newest last, at most
+    /// [`ENDED_GROUPS`]) whose groups may hold what they left running.
+    groups: Arc<Mutex<Groups>>,
+}
+
+#[derive(Default)]
+struct Groups {
+    running: HashMap<Key, u32>,
+    ended: VecDeque<(Key, u32)>,
+}
+
+/// How many ended commands' groups are looked after.
+const ENDED_GROUPS: usize = 4096;
+
+impl RealProcess {
+    pub(crate) fn new(config: Arc<Config>) -> RealProcess {
+        RealProcess {
+            config,
+            groups: Arc::new(Mutex::new(Groups::default())),
+        }
+    }
+
+    /// The group (leader pid) of each command of `keys` we know.
+    fn pids(&self, keys: &[Key]) -> Vec<(Key, u32)> {
+        let groups = self.groups.lock();
+        keys.iter()
+            .filter_map(|&k| {
+                groups
+                    .running
+                    .get(&k)
+                    .copied()
+                    .or_else(|| groups.ended.iter().find(|(e, _)| *e == k).map(|&(_, p)| p))
+                    .map(|p| (k, p))
+            })
+            .collect()
+    }
 }
 
 impl Process for RealProcess {
     fn spawn(
         &self,
+        key: Key,
         spec: spawn::SpawnSpec<'_>,
         want_pidfd: bool,
         on_exit: ExitHook,
     ) -> io::Result<(u32, Option<OwnedFd>)> {
         let launch = spawn::prepare(spec, &self.config)?;
         let mut pidfd = None;
+        let groups = &self.groups;
+        let ended = self.groups.clone();
         // Inside the reaper's lock: the pid cannot be reaped before its
-        // pidfd is open.
+        // pidfd is open, nor before its group is recorded.
         let pid = reaper().spawn(
             || {
                 let pid = launch.spawn()?;
                 if want_pidfd {
                     pidfd = group::pidfd_open(pid);
                 }
+                groups.lock().running.insert(key, pid);
                 Ok(pid)
             },
-            on_exit,
+            Box::new(move |exit| {
+                ended.lock().leader_exited(key);
+                on_exit(exit)
+            }),
         )?;
         Ok((pid, pidfd))
     }
@@ -75,22 +127,61 @@ impl Process for RealProcess {
     /// members of the group, which keep its number from being reused
     /// (Linux frees a pid number only when no process uses it as a pid,
     /// group or session id).
-    fn signal(&self, pid: u32, signal: Signal) {
-        if reaper().signal_group(pid, signal) {
-            return;
-        }
-        let one: HashSet<u32> = [pid].into();
-        if !group::live_members(&one).is_empty() {
-            group::killpg_checked(pid, signal);
+    fn signal(&self, keys: &[Key], signal: Signal) {
+        for (_, pid) in self.pids(keys) {
+            if reaper().signal_group(pid, signal) {
+                continue;
+            }
+            let one: HashSet<u32> = [pid].into();
+            if !group::live_members(&one).is_empty() {
+                group::killpg_checked(pid, signal);
+            }
         }
     }
 
-    fn wait_gone(&self, pids: &HashSet<u32>, deadline: Option<Instant>) -> HashSet<u32> {
-        group::wait_gone(pids, deadline)
+    fn wait_gone(&self, keys: &[Key], deadline: Option<Instant>) -> Vec<Key> {
+        let pids = self.pids(keys);
+        let groups: HashSet<u32> = pids.iter().map(|&(_, p)| p).collect();
+        let left = group::wait_gone(&groups, deadline);
+        pids.into_iter()
+            .filter(|(_, p)| left.contains(p))
+            .map(|(k, _)| k)
+            .collect()
     }
 
-    fn lingering(&self, pids: &HashSet<u32>) -> HashSet<u32> {
-        group::lingering(pids)
+    fn release(&self, keys: &[Key]) {
+        let left: HashSet<Key> = self
+            .wait_gone(keys, Some(Instant::now()))
+            .into_iter()
+            .collect();
+        let mut groups = self.groups.lock();
+        groups
+            .ended
+            .retain(|(k, _)| !keys.contains(k) || left.contains(k));
+    }
+
+    fn lingering(&self) -> Vec<Key> {
+        let ended: Vec<(Key, u32)> = self.groups.lock().ended.iter().copied().collect();
+        let pgids: HashSet<u32> = ended.iter().map(|&(_, p)| p).collect();
+        let live = group::lingering(&pgids);
+        ended
+            .into_iter()
+            .filter(|(_, p)| live.contains(p))
+            .map(|(k, _)| k)
+            .collect()
+    }
+}
+
+impl Groups {
+    /// The leader of command `key` has been reaped: its group is now what
+    /// it left running, if anything.
+    fn leader_exited(&mut self, key: Key) {
+        if let Some(pid) = self.running.remove(&key) {
+            if self.ended.len() == ENDED_GROUPS {
+                self.ended.pop_front();
+            }
+            self.ended.push_back((key, pid));
+        }
     }
 }
 
@@ -99,7 +190,7 @@ pub(crate) use fake::{FakeProcess, OnTerm};
 
 #[cfg(test)]
 mod fake {
-    use std::collections::{HashMap, HashSet};
+    use std::collections::HashMap;
     use std::io;
     use std::time::Instant;
 
@@ -109,6 +200,7 @@ mod fake {
     use super::Process;
     use crate::os::reaper::{Exit, ExitHook};
     use crate::os::spawn::SpawnSpec;
+    use crate::shells::shell::Key;
 
     /// What a fake process does on SIGTERM.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,6 +222,7 @@ mod fake {
     struct State {
         next_pid: u32,
         procs: HashMap<u32, Proc>,
+        keys: HashMap<Key, u32>,
         /// Whether the next spawn fails.
         fail_next: bool,
     }
@@ -213,11 +306,40 @@ mod fake {
         fn alive(state: &State, pid: u32) -> bool {
             state.procs.get(&pid).is_some_and(|p| p.hook.is_some())
         }
+
+        fn pids(&self, keys: &[Key]) -> Vec<u32> {
+            let state = self.state.lock();
+            keys.iter()
+                .filter_map(|k| state.keys.get(k).copied())
+                .collect()
+        }
+
+        fn signal_one(&self, pid: u32, signal: Signal) {
+            let ends = {
+                let mut state = self.state.lock();
+                let Some(p) = state.procs.get_mut(&pid) else {
+                    return;
+                };
+                if p.hook.is_none() {
+                    return;
+                }
+                p.signals.push(signal);
+                match signal {
+                    Signal::SIGKILL => true,
+                    Signal::SIGTERM => p.on_term == OnTerm::Exit,
+                    _ => false,
+                }
+            };
+            if ends {
+                self.exit(pid, Exit::Signal(signal as i32));
+            }
+        }
     }
 
     impl Process for FakeProcess {
         fn spawn(
             &self,
+            key: Key,
             spec: SpawnSpec<'_>,
             _want_pidfd: bool,
             on_exit: ExitHook,
@@ -228,6 +350,7 @@ mod fake {
             }
             state.next_pid += 1;
             let pid = state.next_pid;
+            state.keys.insert(key, pid);
             state.procs.insert(
                 pid,
                 Proc {
@@ -242,53 +365,45 @@ mod fake {
             Ok((pid, None))
         }
 
-        fn signal(&self, pid: u32, signal: Signal) {
-            let ends = {
-                let mut state = self.state.lock();
-                let Some(p) = state.procs.get_mut(&pid) else {
-                    return;
-                };
-                p.signals.push(signal);
-                match signal {
-                    Signal::SIGKILL => true,
-                    Signal::SIGTERM => p.on_term == OnTerm::Exit,
-                    _ => false,
-                }
-            };
-            if ends {
-                self.exit(pid, Exit::Signal(signal as i32));
+        fn signal(&self, keys: &[Key], signal: Signal) {
+            for pid in self.pids(keys) {
+                self.signal_one(pid, signal);
             }
         }
 
-        fn wait_gone(&self, pids: &HashSet<u32>, deadline: Option<Instant>) -> HashSet<u32> {
+        fn wait_gone(&self, keys: &[Key], deadline: Option<Instant>) -> Vec<Key> {
             let mut state = self.state.lock();
             loop {
-                let left: HashSet<u32> = pids
+                let left: Vec<Key> = keys
                     .iter()
                     .copied()
-                    .filter(|&p| Self::alive(&state, p))
+                    .filter(|k| state.keys.get(k).is_some_and(|&p| Self::alive(&state, p)))
                     .collect();
                 if left.is_empty() {
                     return left;
                 }
-                match deadline {
-                    Some(d) => {
-                        if self.changed.wait_until(&mut state, d).timed_out() {
-                            return pids
-                                .iter()
-                                .copied()
-                                .filter(|&p| Self::alive(&state, p))
-                                .collect();
-                        }
+                let timed_out = match deadline {
+                    Some(d) => self.changed.wait_until(&mut state, d).timed_out(),
+                    None => {
+                        self.changed.wait(&mut state);
+                        false
                     }
-                    None => self.changed.wait(&mut state),
+                };
+                if timed_out {
+                    return keys
+                        .iter()
+                        .copied()
+                        .filter(|k| state.keys.get(k).is_some_and(|&p| Self::alive(&state, p)))
+                        .collect();
                 }
             }
         }
 
-        fn lingering(&self, _pids: &HashSet<u32>) -> HashSet<u32> {
+        fn release(&self, _keys: &[Key]) {}
+
+        fn lingering(&self) -> Vec<Key> {
             // A fake leader is its whole tree: once reaped, nothing lingers.
-            HashSet::new()
+            Vec::new()
         }
     }
 }

@@ -3,7 +3,6 @@
 //! `kill_shell`, a cancelled call, the output cap, a monitor's end,
 //! `stop_all` and drop.
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
@@ -17,85 +16,83 @@ use crate::deadline;
 const AFTER_KILL: Duration = Duration::from_secs(10);
 
 impl Supervisor {
-    /// Stops the shells of `keys`: SIGTERM to each, SIGKILL after
-    /// `kill_grace` to whatever is left of it, and returns once the leaders
-    /// are reaped and the groups are gone (or `AFTER_KILL` passed). Returns
-    /// the keys that were running when asked, so were stopped by this call.
+    /// Stops the commands of `keys`: SIGTERM (and SIGCONT, so a stopped
+    /// process can handle it) to everything each started, SIGKILL after
+    /// `kill_grace` to whatever is left, and returns once the leaders are
+    /// reaped and nothing is left (or `AFTER_KILL` passed). A key whose
+    /// record is gone reaches what its command left running. Returns the
+    /// keys that were running when asked, so were stopped by this call.
     pub(crate) fn stop(&self, keys: &[Key], reason: StopReason) -> Vec<Key> {
-        self.stop_with(keys, HashSet::new(), reason)
-    }
-
-    /// [`stop`](Self::stop), plus the groups `pgids` whose leaders have
-    /// already been reaped (what ended commands left running).
-    fn stop_with(&self, keys: &[Key], mut pgids: HashSet<u32>, reason: StopReason) -> Vec<Key> {
         let mut marked = Vec::new();
         // Only started shells are waited for: one still being started by
         // another thread is marked, and stopped by that thread as soon as
         // its pid is known (see `Supervisor::start`).
         let mut started = Vec::new();
+        let mut targets = Vec::new();
         {
             let mut inner = self.table.lock();
             for &key in keys {
                 let Some(shell) = inner.get_mut(key) else {
+                    targets.push(key);
                     continue;
                 };
-                let Some(pid) = shell.pid() else {
+                if shell.pid().is_none() {
                     shell.stop.get_or_insert(reason);
                     continue;
-                };
+                }
                 started.push(key);
+                targets.push(key);
                 if shell.is_running() {
                     shell.stop.get_or_insert(reason);
                     marked.push(key);
                 }
-                pgids.insert(pid);
             }
         }
-        for &pgid in &pgids {
-            self.process.signal(pgid, Signal::SIGTERM);
-        }
+        // A stopped process (SIGSTOP, or SIGTTIN from a terminal read)
+        // handles TERM only once it runs again.
+        self.process.signal(&targets, Signal::SIGTERM);
+        self.process.signal(&targets, Signal::SIGCONT);
         let deadline = deadline::after(self.kill_grace);
         let inner = self.table.lock();
         drop(self.table.wait_exited(inner, &started, deadline));
-        let left = self.process.wait_gone(&pgids, deadline);
+        let left = self.process.wait_gone(&targets, deadline);
         if !left.is_empty() {
-            for &pgid in &left {
-                self.process.signal(pgid, Signal::SIGKILL);
-            }
+            self.process.signal(&left, Signal::SIGKILL);
             let after = deadline::after(AFTER_KILL);
             let inner = self.table.lock();
             drop(self.table.wait_exited(inner, &started, after));
             self.process.wait_gone(&left, after);
         }
+        self.process.release(&targets);
         marked
     }
 
-    /// Stops every running shell, and what ended commands left running in
-    /// their groups, all at once. The tools stay usable: a new command
-    /// starts a new shell. Idempotent: a second call finds nothing to stop.
+    /// Stops every running shell, and what ended commands left running,
+    /// all at once. The tools stay usable: a new command starts a new
+    /// shell. Idempotent: a second call finds nothing to stop.
     pub(crate) fn stop_all(&self) {
-        let (keys, ended) = {
-            let mut inner = self.table.lock();
-            let keys: Vec<Key> = inner
+        let mut keys: Vec<Key> = {
+            let inner = self.table.lock();
+            inner
                 .shells
                 .iter()
                 .filter(|(_, s)| s.is_running())
                 .map(|(&k, _)| k)
-                .collect();
-            let mut ended: HashSet<u32> = inner.finished_groups.drain(..).collect();
-            ended.extend(
-                inner
-                    .shells
-                    .values()
-                    .filter(|s| !s.is_running())
-                    .filter_map(|s| s.pid()),
-            );
-            (keys, ended)
+                .collect()
         };
-        let lingering = self.process.lingering(&ended);
-        if !keys.is_empty() || !lingering.is_empty() {
-            self.stop_with(&keys, lingering, StopReason::StopAll);
+        for key in self.process.lingering() {
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
         }
+        if !keys.is_empty() {
+            self.stop(&keys, StopReason::StopAll);
+        }
+    }
+
+    /// Whether command `key` has ended while processes it started still run.
+    pub(crate) fn lingers(&self, key: Key) -> bool {
+        self.process.lingering().contains(&key)
     }
 
     /// Ends the tools: nothing new starts, then everything is stopped.

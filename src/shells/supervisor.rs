@@ -184,6 +184,7 @@ impl Supervisor {
         let table = self.table.clone();
         let on_end = self.on_end.clone();
         let spawned = self.process.spawn(
+            key,
             spawn::SpawnSpec {
                 command,
                 cwd,

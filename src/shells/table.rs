@@ -5,7 +5,7 @@
 //! reaper's exit hook records exits here and wakes whoever waits. Nothing in
 //! this module signals a process or reads a file.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -23,14 +23,7 @@ pub(crate) struct Inner {
     /// Set when the tools end (drop, the server's shutdown): nothing new
     /// starts. `stop_all` does not set it.
     pub(super) closed: bool,
-    /// Process groups of foreground commands that have ended, newest last:
-    /// what they left running (`server &`) is stopped by `stop_all` too.
-    /// Bounded by [`FINISHED_GROUPS`]; older ones are forgotten.
-    pub(super) finished_groups: VecDeque<u32>,
 }
-
-/// How many ended foreground groups `stop_all` looks after.
-const FINISHED_GROUPS: usize = 4096;
 
 impl Inner {
     pub(super) fn insert(&mut self, shell: Shell) -> Key {
@@ -70,12 +63,6 @@ impl Inner {
 
     pub(super) fn remove(&mut self, key: Key) -> Option<Shell> {
         let shell = self.shells.remove(&key)?;
-        if let Some(pid) = shell.pid() {
-            if self.finished_groups.len() == FINISHED_GROUPS {
-                self.finished_groups.pop_front();
-            }
-            self.finished_groups.push_back(pid);
-        }
         if let Some(id) = &shell.id {
             self.ids.remove(id);
         }

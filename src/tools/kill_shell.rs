@@ -8,7 +8,6 @@ use serde_json::Value;
 use super::{input, words, ToolResult};
 use crate::api::core::Core;
 use crate::api::types::CallError;
-use crate::status::TaskStatus;
 use crate::tasks::StopRefused;
 use crate::texts;
 
@@ -27,7 +26,7 @@ fn run(core: &Arc<Core>, input: &Value) -> Result<ToolResult, String> {
         Ok(info) => Ok(
             ToolResult::ok(texts::stopped(id, info.command())).with_task(
                 id,
-                Some(TaskStatus::Killed),
+                Some(info.status()),
                 Some(info.output_file().to_path_buf()),
             ),
         ),
