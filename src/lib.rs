@@ -134,7 +134,7 @@ pub use crate::api::{BashTools, Settings};
 pub use crate::caller::Caller;
 pub use crate::config::{defaults, MonitorOptions, Unattended, Validator};
 pub use crate::error::{Error, ErrorKind};
-pub use crate::pending::{Canceller, Pending};
+pub use crate::pending::{CommandHandle, Pending};
 pub use crate::status::{ParseStatusError, TaskStatus};
 pub use crate::tasks::{
     NewTask, Notification, StopFn, TaskHandle, TaskInfo, Tasks, DEFAULT_QUEUE_LIMIT,
@@ -155,7 +155,7 @@ fn assert_thread_safety() {
     send_sync::<BashTools>();
     send_sync::<Tasks>();
     send_sync::<Caller>();
-    send_sync::<Canceller>();
+    send_sync::<CommandHandle>();
     send_sync::<Pending<ToolResult>>();
     send::<Pending<Result<Outcome, CallError>>>();
     send_sync::<AsyncTool>();

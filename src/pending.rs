@@ -10,6 +10,7 @@
 //! producing a tool result may mean reading a large output file.
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -45,32 +46,50 @@ struct Shared<T> {
 /// ```
 pub struct Pending<T> {
     shared: Arc<Shared<T>>,
-    canceller: Option<Canceller>,
+    command: Option<CommandHandle>,
 }
 
-/// Stops the work a [`Pending`] waits for (from [`Pending::canceller`]).
-/// `Clone + Send + Sync`: hand it to whichever thread learns of the
-/// cancellation.
+/// The command a [`Pending`] waits for (from [`Pending::command`]): stop it,
+/// or find where its output goes while it runs. `Clone + Send + Sync`: hand
+/// it to whichever thread learns of a cancellation.
 #[derive(Clone)]
-pub struct Canceller(Arc<dyn Fn() + Send + Sync>);
+pub struct CommandHandle {
+    cancel: Arc<dyn Fn() + Send + Sync>,
+    output: Arc<dyn Fn() -> Option<PathBuf> + Send + Sync>,
+}
 
-impl Canceller {
-    pub(crate) fn new(f: impl Fn() + Send + Sync + 'static) -> Canceller {
-        Canceller(Arc::new(f))
+impl CommandHandle {
+    pub(crate) fn new(
+        cancel: impl Fn() + Send + Sync + 'static,
+        output: impl Fn() -> Option<PathBuf> + Send + Sync + 'static,
+    ) -> CommandHandle {
+        CommandHandle {
+            cancel: Arc::new(cancel),
+            output: Arc::new(output),
+        }
     }
 
-    /// Stops the work: for a foreground `bash` command, its whole group
-    /// (TERM, `kill_grace`, KILL), after which the `Pending` completes with
-    /// the command's result (`Exit code 143`…). Blocks until it is stopped;
-    /// calling it again, or after the work ended, does nothing.
+    /// Stops the command and everything it started (TERM, `kill_grace`,
+    /// KILL), after which the `Pending` completes with the command's
+    /// result (`Exit code 143`…). Blocks until it is stopped; calling it
+    /// again, or after the command ended, does nothing.
     pub fn cancel(&self) {
-        (self.0)()
+        (self.cancel)()
+    }
+
+    /// The file the command's output is being written to (renamed after
+    /// its ID when it moves to the background); `None` once it has ended
+    /// and its result was taken.
+    pub fn output_file(&self) -> Option<PathBuf> {
+        (self.output)()
     }
 }
 
-impl std::fmt::Debug for Canceller {
+impl std::fmt::Debug for CommandHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Canceller")
+        f.debug_struct("CommandHandle")
+            .field("output_file", &self.output_file())
+            .finish_non_exhaustive()
     }
 }
 
@@ -104,7 +123,7 @@ impl<T: Send + 'static> Pending<T> {
         (
             Pending {
                 shared: shared.clone(),
-                canceller: None,
+                command: None,
             },
             Completer { shared },
         )
@@ -112,17 +131,17 @@ impl<T: Send + 'static> Pending<T> {
 }
 
 impl<T> Pending<T> {
-    /// Gives the pending a way to stop its work.
-    pub(crate) fn with_canceller(mut self, canceller: Canceller) -> Pending<T> {
-        self.canceller = Some(canceller);
+    /// Names the command this pending waits for.
+    pub(crate) fn with_command(mut self, command: CommandHandle) -> Pending<T> {
+        self.command = Some(command);
         self
     }
 
-    /// A handle that stops the work this pending waits for, when that work
-    /// can be stopped (a foreground `bash` command); `None` otherwise (the
-    /// answer was known at once, or the work is not ours to stop).
-    pub fn canceller(&self) -> Option<Canceller> {
-        self.canceller.clone()
+    /// The command this pending waits for, when it waits for one (a
+    /// foreground `bash`): to stop it, or to read its output as it comes.
+    /// `None` when the answer was known at once.
+    pub fn command(&self) -> Option<CommandHandle> {
+        self.command.clone()
     }
 
     /// Blocks until the value is there and returns it.

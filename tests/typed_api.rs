@@ -235,11 +235,11 @@ fn wait_f_completes_at_the_exit_and_wait_returns_at_its_timeout() {
 }
 
 #[test]
-fn the_canceller_of_run_f_stops_the_foreground_command() {
+fn the_command_handle_of_run_f_stops_the_foreground_command() {
     let tools = tools();
     let pending = tools.run_f(&Command::new("echo $$; sleep 1000"), &me());
     let canceller = pending
-        .canceller()
+        .command()
         .expect("a foreground command can be stopped");
     wait_until("it runs", || {
         !tools.background_pids().is_empty() || {
@@ -250,6 +250,8 @@ fn the_canceller_of_run_f_stops_the_foreground_command() {
                 .any(|p| p.3 != 'Z' && p.1 == std::process::id())
         }
     });
+    let output = canceller.output_file().expect("it writes to a file");
+    assert!(output.exists());
     canceller.cancel();
     let e = exited(pending.wait().unwrap());
     assert_eq!(e.stopped(), Some(StopCause::Killed));

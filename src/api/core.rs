@@ -264,7 +264,8 @@ impl Core {
         })
     }
 
-    fn output_of(&self, key: Key) -> Option<PathBuf> {
+    /// The output file of shell `key`, while its record exists.
+    pub(crate) fn output_of(&self, key: Key) -> Option<PathBuf> {
         let inner = self.shells.table().lock();
         inner.get(key).map(|s| s.output().to_path_buf())
     }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::core::{Core, Started};
 use super::types::{CallError, Command, Outcome};
 use crate::caller::Caller;
-use crate::pending::{Canceller, Completer, Pending};
+use crate::pending::{CommandHandle, Completer, Pending};
 use crate::shells::{ExitWaiter, Key, StopReason};
 use crate::{deadline, timer};
 
@@ -62,12 +62,15 @@ pub(crate) fn run_f<T: Send + 'static>(
         });
     }
     core.shells.table().on_exit(key, Box::new(OnExit(state)));
-    let weak = Arc::downgrade(core);
-    pending.with_canceller(Canceller::new(move || {
-        if let Some(core) = weak.upgrade() {
-            core.shells.stop(&[key], StopReason::Killed);
-        }
-    }))
+    let (stopper, reader) = (Arc::downgrade(core), Arc::downgrade(core));
+    pending.with_command(CommandHandle::new(
+        move || {
+            if let Some(core) = stopper.upgrade() {
+                core.shells.stop(&[key], StopReason::Killed);
+            }
+        },
+        move || reader.upgrade().and_then(|core| core.output_of(key)),
+    ))
 }
 
 /// One settling of a call, shared by its exit waiter and its timer.

@@ -112,7 +112,7 @@ impl BashTools {
     }
 
     /// [`run`](Self::run) as a [`Pending`]: no thread of the caller's waits.
-    /// Its [`canceller`](Pending::canceller) stops the command. Dropping it
+    /// Its [`command`](Pending::command) handle stops the command. Dropping it
     /// does not stop the command: at its timeout it moves to the background
     /// like any other.
     pub fn run_f(&self, cmd: &Command, caller: &Caller) -> Pending<Result<Outcome, CallError>> {

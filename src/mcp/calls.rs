@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use super::jsonrpc;
 use super::protocol::{self, Era};
 use super::writer::Writer;
-use crate::pending::Canceller;
+use crate::pending::CommandHandle;
 use crate::{BashTools, Caller, ToolResult};
 
 /// At most this many calls run at once; more are refused with an error
@@ -29,7 +29,7 @@ struct Call {
     /// `notifications/cancelled` came for it.
     cancelled: bool,
     /// Stops its foreground command while it runs.
-    foreground: Option<Canceller>,
+    foreground: Option<CommandHandle>,
 }
 
 /// The calls in flight.
@@ -70,7 +70,7 @@ impl Calls {
 
     /// Records the foreground command of call `key`. `false` when the call
     /// was cancelled before its command was known: the caller stops it.
-    fn foreground(&self, key: &str, shell: Canceller) -> bool {
+    fn foreground(&self, key: &str, shell: CommandHandle) -> bool {
         match self.calls.lock().get_mut(key) {
             Some(call) if !call.cancelled => {
                 call.foreground = Some(shell);
@@ -83,7 +83,7 @@ impl Calls {
     /// Marks call `key` cancelled; returns its foreground command, if any,
     /// to stop. Unknown (already answered) calls are left alone: a
     /// cancellation may always arrive after the response.
-    pub(crate) fn cancel(&self, key: &str) -> Option<Canceller> {
+    pub(crate) fn cancel(&self, key: &str) -> Option<CommandHandle> {
         let mut calls = self.calls.lock();
         let call = calls.get_mut(key)?;
         call.cancelled = true;
@@ -145,7 +145,7 @@ fn run(tools: &BashTools, calls: &Calls, key: &str, call: &ToolCall) -> ToolResu
     match call.tool.as_str() {
         "bash" => {
             let pending = tools.bash_f(input, &call.caller);
-            if let Some(canceller) = pending.canceller() {
+            if let Some(canceller) = pending.command() {
                 if !calls.foreground(key, canceller.clone()) {
                     canceller.cancel();
                 }
@@ -160,7 +160,7 @@ fn run(tools: &BashTools, calls: &Calls, key: &str, call: &ToolCall) -> ToolResu
 
 /// Stops a cancelled call's foreground command, off the reader's thread:
 /// stopping waits up to `kill_grace` for the group to go.
-pub(crate) fn stop_cancelled(canceller: Canceller) {
+pub(crate) fn stop_cancelled(canceller: CommandHandle) {
     let spawned = std::thread::Builder::new()
         .name("bashtools-mcp-cancel".into())
         .spawn(move || canceller.cancel());

@@ -52,7 +52,7 @@ pub(crate) fn bash(core: &Arc<Core>, input: &Value, caller: &Caller) -> ToolResu
 
 /// `bash` as a [`Pending`]: completes when the command exits or, at its
 /// timeout, when it has moved to the background. No thread of the
-/// caller's waits meanwhile; its canceller stops the command.
+/// caller's waits meanwhile; its command handle stops the command.
 pub(crate) fn bash_f(core: &Arc<Core>, input: &Value, caller: &Caller) -> Pending<ToolResult> {
     let cmd = match parse(core, input) {
         Ok(cmd) => cmd,

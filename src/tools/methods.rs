@@ -22,7 +22,7 @@ impl BashTools {
 
     /// [`bash`](Self::bash) as a [`Pending`]: completes when the command
     /// exits or, at its timeout, when it has moved to the background. Its
-    /// [`canceller`](Pending::canceller) stops a foreground command.
+    /// [`command`](Pending::command) handle stops a foreground command.
     pub fn bash_f(&self, input: &Value, caller: &Caller) -> Pending<ToolResult> {
         bash::bash_f(self.core(), input, caller)
     }
