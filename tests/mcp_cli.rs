@@ -22,7 +22,7 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-const EVERY_FLAG: [&str; 23] = [
+const EVERY_FLAG: [&str; 26] = [
     "--working-directory",
     "--allow",
     "--default-timeout",
@@ -44,6 +44,9 @@ const EVERY_FLAG: [&str; 23] = [
     "--line-limit",
     "--flood-timeout",
     "--output-root",
+    "--deliver",
+    "--progress-interval-ms",
+    "--max-line-bytes",
     "--help",
     "--version",
 ];
@@ -75,7 +78,7 @@ fn version_prints_the_crate_version() {
 
 #[test]
 fn bad_command_lines_print_usage_and_exit_2() {
-    let cases: [&[&str]; 9] = [
+    let cases: [&[&str]; 15] = [
         &["--frobnicate"],
         &["serve"],
         &["--default-timeout"],
@@ -85,6 +88,12 @@ fn bad_command_lines_print_usage_and_exit_2() {
         &["--env", "NOEQUALS"],
         &["--unattended=yes"],
         &["--working-directory", "/no/such/dir/anywhere"],
+        &["--deliver", "nowhere"],
+        &["--deliver"],
+        &["--progress-interval-ms", "-5"],
+        &["--progress-interval-ms", "often"],
+        &["--max-line-bytes", "-1"],
+        &["--max-line-bytes", "big"],
     ];
     for args in cases {
         let out = run(args);

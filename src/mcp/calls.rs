@@ -6,25 +6,40 @@
 //! second request with the same id, and to cancel one
 //! (`notifications/cancelled`): a cancelled call sends no response, and
 //! its foreground command, if it has one, is stopped with its whole group.
+//!
+//! A `bash_output` with `block: true` on one of this session's shells also
+//! returns early when another notification reaches the session, so a
+//! model with nothing else to do waits for the next background event in
+//! one call; its result carries that notification.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::Instant;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Wake, Waker};
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
+use regex::Regex;
 use serde_json::{json, Value};
 
+use super::backend::Backend;
+use super::inbox::{Inbox, Seq};
 use super::jsonrpc;
+use super::progress::Progress;
 use super::protocol::{self, Era};
-use super::writer::Writer;
 use crate::caller::Caller;
-use crate::core::Core;
-use crate::shells::table::StopReason;
-use crate::tools::{self, ToolResult};
+use crate::pending::Pending;
+use crate::tasks::Notification;
+use crate::tools::ToolResult;
 
 /// At most this many calls run at once; more are refused with an error
 /// response. Each costs a thread, and a client past this is looping.
 pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
+
+/// How long a call that saw its shell end waits for that shell's registry
+/// entry to end too (a moment later, on the reaper thread), so the end's
+/// notification travels in the call's own result.
+const END_SETTLES: Duration = Duration::from_secs(1);
 
 #[derive(Default)]
 struct Call {
@@ -118,71 +133,254 @@ pub(crate) struct ToolCall {
     pub arguments: Value,
     pub caller: Caller,
     pub era: Era,
+    /// `_meta.progressToken`, as the client gave it.
+    pub progress: Option<Value>,
+}
+
+/// What a call thread shares with the session.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub backend: Backend,
+    pub calls: Arc<Calls>,
+    pub inbox: Arc<Inbox>,
+    pub progress_every: Duration,
+    /// Strip the promise of a notification from texts (no path that
+    /// reaches the model is on).
+    pub unpromised: bool,
 }
 
 /// Runs `call` on a thread of its own and sends its response, unless it is
-/// cancelled first. Returns `false` if the thread could not start (the
-/// caller answers with an error).
-pub(crate) fn spawn(
-    core: &Arc<Core>,
-    calls: &Arc<Calls>,
-    out: &Arc<Writer>,
-    call: ToolCall,
-) -> bool {
-    let (core, calls, out) = (core.clone(), calls.clone(), out.clone());
-    let key = jsonrpc::id_key(&call.id);
-    std::thread::Builder::new()
+/// cancelled first. Gives the call back if the thread could not start.
+pub(crate) fn spawn(cx: &Shared, call: ToolCall) -> Result<(), Box<ToolCall>> {
+    let cx2 = cx.clone();
+    let slot = Arc::new(Mutex::new(Some(call)));
+    let taken = slot.clone();
+    let spawned = std::thread::Builder::new()
         .name("bashtools-mcp-call".into())
         .spawn(move || {
-            let result = run(&core, &calls, &key, &call);
-            if calls.finish(&key) {
-                out.send(&jsonrpc::result(&call.id, call_result(&result, call.era)));
+            if let Some(call) = taken.lock().take() {
+                run_and_answer(&cx2, call);
             }
-        })
-        .is_ok()
+        });
+    match spawned {
+        Ok(_) => Ok(()),
+        Err(_) => Err(Box::new(slot.lock().take().expect("the thread never ran"))),
+    }
 }
 
-fn run(core: &Arc<Core>, calls: &Calls, key: &str, call: &ToolCall) -> ToolResult {
+/// Runs `call` on this thread and sends its response (unless cancelled).
+pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
+    let key = jsonrpc::id_key(&call.id);
+    let seq = cx
+        .inbox
+        .begin(matches!(call.tool.as_str(), "bash" | "monitor"));
+    let mut result = run(cx, &key, seq, &call);
+    if cx.unpromised {
+        result.text = result.text.replace(super::backend::NOTIFIED, "");
+    }
+    let announced = if result.is_error {
+        Vec::new()
+    } else {
+        announced_ids(&result.text)
+    };
+    if cx.calls.finish(&key) {
+        let mut respond = |carried: Vec<Notification>| {
+            jsonrpc::result(&call.id, call_result(&result, &carried, call.era))
+        };
+        cx.inbox.finish(seq, announced, Some(&mut respond));
+    } else {
+        cx.inbox.finish(seq, announced, None);
+    }
+}
+
+/// The task IDs a `bash` or `monitor` answer names.
+fn announced_ids(text: &str) -> Vec<String> {
+    static ID: OnceLock<Regex> = OnceLock::new();
+    let re = ID.get_or_init(|| {
+        Regex::new(r"(?:ID: |\(task )((?:bash|monitor)_[0-9]+)").expect("a valid regex")
+    });
+    re.captures_iter(text).map(|c| c[1].to_string()).collect()
+}
+
+fn run(cx: &Shared, key: &str, seq: Seq, call: &ToolCall) -> ToolResult {
     let input = &call.arguments;
+    let limits = cx.backend.limits();
     match call.tool.as_str() {
         "bash" => {
-            let (pending, shell) = tools::bash::bash_f_keyed(core, input, &call.caller);
+            let (pending, shell) = cx.backend.bash(input, &call.caller);
             if let Some(shell) = shell {
-                if !calls.foreground(key, shell) {
-                    core.stop(&[shell], StopReason::Killed);
+                if !cx.calls.foreground(key, shell) {
+                    cx.backend.stop_foreground(shell);
                 }
             }
-            pending.wait()
+            let total = cx.backend.timeout_of(input, limits.default_timeout);
+            let output = shell.and_then(|s| cx.backend.foreground_output(s));
+            wait_reporting(cx, seq, call, pending, total, || output.clone())
         }
-        "bash_output" => tools::bash_output::bash_output(core, input),
-        "kill_shell" => tools::kill_shell::kill_shell(core, input),
-        _ => tools::monitor::monitor(core, input, &call.caller),
+        "bash_output" => {
+            let total = cx.backend.timeout_of(input, limits.block_timeout);
+            let id = input
+                .get("bash_id")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let result = bash_output(cx, seq, call, total);
+            if let Some(id) = &id {
+                cx.backend.wait_task_end(id, Instant::now() + END_SETTLES);
+            }
+            result
+        }
+        "kill_shell" => {
+            let result = cx.backend.kill_shell(input);
+            if let Some(id) = input.get("shell_id").and_then(Value::as_str) {
+                cx.backend.wait_task_end(id, Instant::now() + END_SETTLES);
+            }
+            result
+        }
+        _ => cx.backend.monitor(input, &call.caller),
+    }
+}
+
+/// Waits for `pending`, sending progress meanwhile when the call asked.
+fn wait_reporting(
+    cx: &Shared,
+    seq: Seq,
+    call: &ToolCall,
+    mut pending: Pending<ToolResult>,
+    total: Duration,
+    output: impl Fn() -> Option<PathBuf>,
+) -> ToolResult {
+    let Some(token) = &call.progress else {
+        return pending.wait();
+    };
+    let mut progress = Progress::new(token.clone(), total);
+    loop {
+        if let Some(r) = pending.wait_timeout(cx.progress_every) {
+            return r;
+        }
+        cx.inbox.send_for(seq, &progress.next(output().as_deref()));
     }
 }
 
 /// Stops a cancelled call's foreground command, off the reader's thread:
 /// stopping waits up to `kill_grace` for the group to go.
-pub(crate) fn stop_cancelled(core: &Arc<Core>, shell: u64) {
-    let core = core.clone();
+pub(crate) fn stop_cancelled(backend: &Backend, shell: u64) {
+    let backend = backend.clone();
     let spawned = std::thread::Builder::new()
         .name("bashtools-mcp-cancel".into())
-        .spawn(move || {
-            core.stop(&[shell], StopReason::Killed);
-        });
+        .spawn(move || backend.stop_foreground(shell));
     if let Err(e) = spawned {
         eprintln!("bashtools-mcp: cannot stop a cancelled command: {e}");
     }
 }
 
+/// Wakes a call thread waiting in the inbox when its `Pending` completes.
+struct InboxWaker(Arc<Inbox>);
+
+impl Wake for InboxWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.poke();
+    }
+}
+
+/// `bash_output`; with `block: true` on a running shell of ours, also
+/// returns early at the next notification of the session (when results
+/// carry notifications).
+fn bash_output(cx: &Shared, seq: Seq, call: &ToolCall, total: Duration) -> ToolResult {
+    let input = &call.arguments;
+    let id = input.get("bash_id").and_then(Value::as_str);
+    let blocks = input.get("block") == Some(&Value::Bool(true));
+    let running = id.and_then(|id| cx.backend.running_output(id));
+    let early = cx.inbox.promises() && blocks && running.is_some();
+    let mut pending = cx.backend.bash_output(input);
+    if !early {
+        let id = id.map(str::to_string);
+        let backend = cx.backend.clone();
+        return wait_reporting(cx, seq, call, pending, total, move || {
+            id.as_deref().and_then(|id| backend.running_output(id))
+        });
+    }
+    let id = id.expect("checked above");
+    let waker = Waker::from(Arc::new(InboxWaker(cx.inbox.clone())));
+    let (seen, undelivered) = cx.inbox.released();
+    let deadline = Instant::now() + total;
+    let mut progress = call.progress.clone().map(|t| Progress::new(t, total));
+    let mut next_tick = Instant::now() + cx.progress_every;
+    let mut polled = false;
+    loop {
+        // Registers the waker, or takes the answer if it is there.
+        if !polled || pending.is_ready() {
+            polled = true;
+            let mut context = Context::from_waker(&waker);
+            let polled_now =
+                std::future::Future::poll(std::pin::Pin::new(&mut pending), &mut context);
+            if let std::task::Poll::Ready(r) = polled_now {
+                return r;
+            }
+        }
+        if undelivered > 0 || cx.inbox.released().0 > seen {
+            break;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        let wake_at = match progress {
+            Some(_) => deadline.min(next_tick),
+            None => deadline,
+        };
+        if cx
+            .inbox
+            .wait_release_or(seen, wake_at, || pending.is_ready())
+        {
+            break;
+        }
+        if let Some(p) = &mut progress {
+            if Instant::now() >= next_tick {
+                next_tick += cx.progress_every;
+                cx.inbox
+                    .send_for(seq, &p.next(cx.backend.running_output(id).as_deref()));
+            }
+        }
+    }
+    // Another event came first (or the deadline): answer as a call
+    // without `block` would now. The dropped `Pending` consumes nothing.
+    drop(pending);
+    let mut now = input.clone();
+    now["block"] = json!(false);
+    cx.backend.bash_output(&now).wait()
+}
+
 /// The MCP form of a tool result: tool failures are results with
-/// `isError: true`, so the model reads them.
-fn call_result(r: &ToolResult, era: Era) -> Value {
-    let result = json!({
-        "content": [{"type": "text", "text": r.text}],
-        "isError": r.is_error,
-    });
+/// `isError: true`, so the model reads them. Each notification not yet
+/// delivered follows as one more text item, in order.
+fn call_result(r: &ToolResult, carried: &[Notification], era: Era) -> Value {
+    let mut content = vec![json!({"type": "text", "text": r.text})];
+    content.extend(
+        carried
+            .iter()
+            .map(|n| json!({"type": "text", "text": n.text})),
+    );
+    let result = json!({"content": content, "isError": r.is_error});
     match era {
         Era::Classic => result,
         Era::Stateless { .. } => protocol::stateless(result),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn announced_ids_are_read_from_the_background_texts() {
+        assert_eq!(
+            announced_ids("Command running in background with ID: bash_12. Output is being written to: /x/bash_12.output."),
+            vec!["bash_12"]
+        );
+        assert_eq!(
+            announced_ids("Monitor started (task monitor_3, timeout 1000ms). You will"),
+            vec!["monitor_3"]
+        );
+        assert!(announced_ids("bash_1 done").is_empty());
     }
 }

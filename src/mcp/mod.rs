@@ -22,25 +22,45 @@
 //!   a thread of its own: a long foreground `bash` never delays another
 //!   request. `notifications/cancelled` stops a call's foreground command
 //!   (its whole group) and no response is sent for it.
-//! - **Notifications.** Task notifications and monitor events go out as
-//!   `notifications/message` (level `info`, logger `bashtools`, data
-//!   `{task_id, status?, text}`), in order: for classic clients unless
-//!   `logging/setLevel` asked for more than `info`, for stateless requests
-//!   only when their `_meta` set `io.modelcontextprotocol/logLevel` to
-//!   `debug` or `info` (the 2026-07-28 opt-in).
+//! - **Notifications.** Each task notification and monitor event reaches
+//!   the model in the next `tools/call` result of the session: after the
+//!   result's own text, one more text item per notification not delivered
+//!   yet, each once, in order. A `bash_output` with `block: true` on a
+//!   running shell also returns early when one arrives. They also go out
+//!   as `notifications/message` (level `info`, logger `bashtools`, data
+//!   `{task_id, status?, text}`), for clients and UIs that show logs: for
+//!   classic clients unless `logging/setLevel` asked for more than `info`,
+//!   for stateless requests only when their `_meta` set
+//!   `io.modelcontextprotocol/logLevel` to `debug` or `info` (the
+//!   2026-07-28 opt-in). [`Options::deliver`] chooses the paths. A task's
+//!   notification is never written before the response that named its ID.
+//! - **Progress.** A `tools/call` whose `_meta` carries a `progressToken`
+//!   (echoed as given) gets `notifications/progress` every
+//!   [`Options::progress_interval`] while a foreground `bash` or a
+//!   blocking `bash_output` runs: `progress` the seconds elapsed, `total`
+//!   the timeout in seconds, `message` the last non-blank output line (at
+//!   most 200 characters); never after the call's response.
 //! - **Bad input** is answered and the server goes on: `-32700` for a line
 //!   that is not JSON or not UTF-8, `-32600` for JSON that is not a request
 //!   (not an object, a batch array, no `jsonrpc` or `method`, a line past
-//!   [`MAX_LINE_BYTES`], a request id that is still running, a classic
-//!   request before `initialize`), `-32601` for an unknown method.
-//! - **The end.** At the end of input every shell and monitor is stopped
-//!   (as [`BashTools::stop_all`](crate::BashTools::stop_all)), the running
-//!   calls answer, and `serve` returns.
+//!   [`Options::max_line_bytes`], answered with the request's id when it
+//!   can be read from the line's start; a request id that is still
+//!   running; a classic request before `initialize`), `-32601` for an
+//!   unknown method.
+//! - **The end.** At the end of input only the responses to requests
+//!   already read are written (no log, no progress message), every shell
+//!   and monitor is stopped (as
+//!   [`BashTools::stop_all`](crate::BashTools::stop_all)), the running
+//!   calls answer, and `serve` returns — within `kill_grace` + 1 s, even
+//!   when the client has stopped reading.
 
+mod backend;
 mod calls;
+mod inbox;
 mod jsonrpc;
 mod lines;
-mod notify;
+mod options;
+mod progress;
 mod protocol;
 mod session;
 mod tools;
@@ -49,13 +69,14 @@ mod writer;
 use std::io::{BufReader, Read, Write};
 use std::sync::Arc;
 
-use crate::config::Config;
 use crate::core::Core;
 use crate::texts::seconds;
+use backend::Backend;
 
 pub use calls::MAX_CALLS_IN_FLIGHT;
+pub use inbox::{HEARD as RECIPIENT, UNHEARD as UNHEARD_RECIPIENT};
 pub use lines::MAX_LINE_BYTES;
-pub use notify::{HEARD as RECIPIENT, UNHEARD as UNHEARD_RECIPIENT};
+pub use options::{Deliver, Options};
 pub use protocol::{CLASSIC_VERSIONS, STATELESS_VERSION};
 
 /// The MCP server of one [`BashTools`](crate::BashTools), from
@@ -64,7 +85,7 @@ pub use protocol::{CLASSIC_VERSIONS, STATELESS_VERSION};
 /// calls whose client declined log messages): an application that shares
 /// the [`Tasks`](crate::Tasks) registry keeps its own recipients' queues.
 pub struct McpServer {
-    core: Arc<Core>,
+    backend: Backend,
     instructions: String,
 }
 
@@ -76,8 +97,12 @@ impl std::fmt::Debug for McpServer {
 
 impl McpServer {
     pub(crate) fn new(core: Arc<Core>) -> McpServer {
-        let instructions = instructions(&core.config);
-        McpServer { core, instructions }
+        let backend = Backend::new(core);
+        let instructions = instructions(&backend);
+        McpServer {
+            backend,
+            instructions,
+        }
     }
 
     /// Serves one client on stdin and stdout until stdin ends. Nothing but
@@ -87,7 +112,15 @@ impl McpServer {
     /// Reading stdin failed (after which, as at its end, every shell has
     /// been stopped).
     pub fn serve_stdio(&self) -> std::io::Result<()> {
-        self.serve(std::io::stdin().lock(), std::io::stdout())
+        self.serve_stdio_with(&Options::default())
+    }
+
+    /// [`serve_stdio`](Self::serve_stdio) with `options`.
+    ///
+    /// # Errors
+    /// As [`serve_stdio`](Self::serve_stdio).
+    pub fn serve_stdio_with(&self, options: &Options) -> std::io::Result<()> {
+        self.serve_with(options, std::io::stdin().lock(), std::io::stdout())
     }
 
     /// Serves one client: messages are read from `input`, one per line, and
@@ -100,14 +133,38 @@ impl McpServer {
     /// [`stop_all`](crate::BashTools::stop_all).
     ///
     /// # Errors
-    /// Reading `input` failed; the shells are stopped all the same.
+    /// Reading `input` failed, or a thread of the session could not start;
+    /// the shells are stopped all the same.
     pub fn serve(
         &self,
         input: impl Read,
         output: impl Write + Send + 'static,
     ) -> std::io::Result<()> {
-        let out = Arc::new(writer::Writer::new(output));
-        session::Session::new(self, out).run(BufReader::new(input))
+        self.serve_with(&Options::default(), input, output)
+    }
+
+    /// [`serve`](Self::serve) with `options`.
+    ///
+    /// # Errors
+    /// As [`serve`](Self::serve).
+    pub fn serve_with(
+        &self,
+        options: &Options,
+        input: impl Read,
+        output: impl Write + Send + 'static,
+    ) -> std::io::Result<()> {
+        let out = match writer::Writer::start(output) {
+            Ok(w) => Arc::new(w),
+            Err(e) => {
+                self.backend.stop_all();
+                return Err(e);
+            }
+        };
+        let served = session::Session::new(self, options, out).run(BufReader::new(input));
+        if served.is_err() {
+            self.backend.stop_all();
+        }
+        served
     }
 
     /// The `instructions` sent to clients (at `initialize` and in
@@ -117,7 +174,8 @@ impl McpServer {
     }
 }
 
-fn instructions(c: &Config) -> String {
+fn instructions(backend: &Backend) -> String {
+    let c = backend.limits();
     let mut s = format!(
         "Shell tools, as in Claude Code. Run commands with bash (timeout in seconds, default {}, at most {}); \
          a command still running at its timeout is not killed but moves to the background as bash_N. \
@@ -127,11 +185,11 @@ fn instructions(c: &Config) -> String {
         seconds(c.max_timeout),
         c.output_limit,
     );
-    if c.tasks.is_some() {
+    if backend.has_tasks() {
         s.push_str(
-            " When a background command ends, and for each batch of a monitor's lines, the server sends a \
-             notifications/message (logger \"bashtools\", data {task_id, status, text}); use monitor to wait \
-             for a line in a log instead of polling.",
+            " When a background command ends, and for each batch of a monitor's lines, a <task-notification> \
+             arrives in a later tool result (and, unless turned off, as a notifications/message, logger \"bashtools\"); use monitor \
+             to wait for a line in a log instead of polling.",
         );
     }
     s

@@ -4,12 +4,13 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
+use bashtools::mcp::{Deliver, Options};
 use bashtools::{BashTools, Builder, MonitorOptions, Tasks};
 
 /// What the command line asks for.
 pub enum Action {
-    /// Serve with these tools.
-    Serve(Box<Builder>),
+    /// Serve with these tools and these options.
+    Serve(Box<Builder>, Options),
     /// Print this text to stdout and exit 0 (`--help`, `--version`).
     Print(String),
 }
@@ -41,6 +42,9 @@ const FLAGS: &[(&str, &str, &str)] = &[
     ("--line-limit", "CHARS", "a monitor line longer than this is cut (default 500)"),
     ("--flood-timeout", "SECS", "a monitor suppressing lines this long is stopped (default 30)"),
     ("--output-root", "DIR", "where the private output directory is made (default: the temp directory)"),
+    ("--deliver", "WHERE", "where task notifications go: result (in the next tool result), log (notifications/message) or both (default both)"),
+    ("--progress-interval-ms", "MS", "how often a call with a progressToken gets notifications/progress (default 5000)"),
+    ("--max-line-bytes", "BYTES", "the longest message line read; longer ones are answered with an error (default 8388608)"),
     ("--help", "", "print this help"),
     ("--version", "", "print the version"),
 ];
@@ -85,6 +89,7 @@ fn number<T: std::str::FromStr>(flag: &str, v: &str, what: &str) -> Result<T, Us
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> {
     let mut b = BashTools::builder().tasks(Tasks::new());
     let mut monitor = MonitorOptions::default();
+    let mut options = Options::default();
     let mut allowed: Option<Vec<String>> = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -162,11 +167,27 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> 
                 b
             }
             "--output-root" => b.output_root(v),
+            "--deliver" => {
+                let d = Deliver::parse(v).ok_or_else(|| {
+                    Usage(format!("--deliver wants result, log or both, not {v:?}"))
+                })?;
+                options = options.deliver(d);
+                b
+            }
+            "--progress-interval-ms" => {
+                let ms: u64 = number(&name, v, "a number of milliseconds")?;
+                options = options.progress_interval(Duration::from_millis(ms));
+                b
+            }
+            "--max-line-bytes" => {
+                options = options.max_line_bytes(number(&name, v, "a number of bytes")?);
+                b
+            }
             _ => unreachable!("every flag of FLAGS is handled"),
         };
     }
     if let Some(words) = allowed {
         b = b.allowed_commands(words);
     }
-    Ok(Action::Serve(Box::new(b.monitor_options(monitor))))
+    Ok(Action::Serve(Box::new(b.monitor_options(monitor)), options))
 }

@@ -14,8 +14,8 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 fn main() -> ExitCode {
-    let builder = match cli::parse(std::env::args_os().skip(1)) {
-        Ok(cli::Action::Serve(b)) => b,
+    let (builder, options) = match cli::parse(std::env::args_os().skip(1)) {
+        Ok(cli::Action::Serve(b, o)) => (b, o),
         Ok(cli::Action::Print(text)) => {
             print!("{text}");
             return ExitCode::SUCCESS;
@@ -36,7 +36,7 @@ fn main() -> ExitCode {
         eprintln!("bashtools-mcp: cannot watch for signals: {e}");
         return ExitCode::FAILURE;
     }
-    let served = tools.server().serve_stdio();
+    let served = tools.server().serve_stdio_with(&options);
     // `serve` has stopped every shell. The signal thread holds the tools
     // too, so they are not dropped here: their files are removed by hand.
     let _ = std::fs::remove_dir_all(tools.output_directory());
