@@ -74,6 +74,7 @@ mod core;
 mod error;
 pub mod gate;
 mod input;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 mod monitor;
 mod os;
@@ -86,7 +87,9 @@ mod timer;
 mod tools;
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+#[cfg(feature = "mcp")]
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -108,6 +111,7 @@ pub use crate::tools::ToolResult;
 pub struct BashTools {
     core: Arc<core::Core>,
     /// Made by the first [`server`](Self::server) call.
+    #[cfg(feature = "mcp")]
     server: OnceLock<mcp::McpServer>,
 }
 
@@ -122,6 +126,7 @@ impl BashTools {
             .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
         Ok(BashTools {
             core: Arc::new(core::Core::new(config, outdir)),
+            #[cfg(feature = "mcp")]
             server: OnceLock::new(),
         })
     }
@@ -211,7 +216,9 @@ impl BashTools {
     }
 
     /// The MCP server of these tools (SPEC section 9), made on first use;
-    /// `bashtools-mcp` serves it on stdio. See [`mcp`].
+    /// `bashtools-mcp` serves it on stdio. See [`mcp`]. Only with the `mcp`
+    /// feature (on by default).
+    #[cfg(feature = "mcp")]
     pub fn server(&self) -> &mcp::McpServer {
         self.server
             .get_or_init(|| mcp::McpServer::new(self.core.clone()))

@@ -152,3 +152,27 @@ impl Backend {
         }
     }
 }
+
+/// The builder's defaults of the options the server's flags set.
+///
+/// Needs: the defaults of [`Builder`](crate::Builder). It has no getters,
+/// so a default value is built (in a fresh private directory under the
+/// temp directory, removed at once) and its configuration read; a getter
+/// per option on the builder would make this a copy.
+pub(crate) fn builder_defaults() -> Option<super::Defaults> {
+    let tools = crate::BashTools::builder().build().ok()?;
+    let c = &tools.core.config;
+    Some(super::Defaults {
+        default_timeout: c.default_timeout,
+        max_timeout: c.max_timeout,
+        output_limit: c.output_limit,
+        kill_grace: c.kill_grace,
+        block_timeout: c.block_timeout,
+        monitor_timeout: c.monitor_timeout,
+        monitor_max_timeout: c.monitor_max_timeout,
+        monitor_min_timeout: c.monitor_min_timeout,
+        monitor_unattended_max_timeout: c.monitor_unattended_max_timeout,
+        max_output_bytes: c.max_output_bytes,
+        monitor: c.monitor_options.clone(),
+    })
+}
