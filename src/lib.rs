@@ -122,6 +122,7 @@ mod tasks;
 mod timer;
 // The typed public API, the JSON edge over it, and the server.
 mod api;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 mod tools;
 
@@ -159,5 +160,6 @@ fn assert_thread_safety() {
     send_sync::<Pending<ToolResult>>();
     send::<Pending<Result<Outcome, CallError>>>();
     send_sync::<AsyncTool>();
+    #[cfg(feature = "mcp")]
     send_sync::<mcp::McpServer>();
 }

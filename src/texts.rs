@@ -48,8 +48,9 @@ pub(crate) fn running_in_background(id: &str, path: &Path, notified: bool) -> St
     )
 }
 
-/// §4 bash: said only when a `tasks` registry will deliver the notification.
-const NOTIFIED: &str = " You will be notified when it completes.";
+/// §4 bash: said only when a `tasks` registry will deliver the notification
+/// (the MCP server removes it when no path to the model is on).
+pub(crate) const NOTIFIED: &str = " You will be notified when it completes.";
 
 /// §4 gates: a word outside `allowed_commands`.
 pub(crate) fn not_allowed(word: &str) -> String {

@@ -22,7 +22,7 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-const EVERY_FLAG: [&str; 23] = [
+const EVERY_FLAG: [&str; 26] = [
     "--working-directory",
     "--allow",
     "--default-timeout",
@@ -44,6 +44,9 @@ const EVERY_FLAG: [&str; 23] = [
     "--line-limit",
     "--flood-timeout",
     "--output-root",
+    "--deliver",
+    "--progress-interval-ms",
+    "--max-line-bytes",
     "--help",
     "--version",
 ];
@@ -64,6 +67,63 @@ fn help_lists_every_flag_with_its_default() {
 }
 
 #[test]
+fn help_shows_each_default_of_the_library() {
+    let out = run(&["--help"]);
+    let help = text(&out.stdout);
+    let d = bashtools::mcp::defaults().expect("the defaults");
+    let o = bashtools::mcp::Options::default();
+    let secs = |d: std::time::Duration| {
+        let s = d.as_secs_f64();
+        if s.fract() == 0.0 {
+            d.as_secs().to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    let expected = [
+        ("--default-timeout", secs(d.default_timeout)),
+        ("--max-timeout", secs(d.max_timeout)),
+        ("--output-limit", d.output_limit.to_string()),
+        ("--kill-grace", secs(d.kill_grace)),
+        ("--block-timeout", secs(d.block_timeout)),
+        ("--monitor-timeout", secs(d.monitor_timeout)),
+        ("--monitor-max-timeout", secs(d.monitor_max_timeout)),
+        ("--monitor-min-timeout", secs(d.monitor_min_timeout)),
+        (
+            "--monitor-unattended-max-timeout",
+            secs(d.monitor_unattended_max_timeout),
+        ),
+        ("--max-output-bytes", d.max_output_bytes.to_string()),
+        (
+            "--batch-window-ms",
+            d.monitor.batch_window.as_millis().to_string(),
+        ),
+        ("--burst-limit", d.monitor.burst_limit.to_string()),
+        ("--line-limit", d.monitor.line_limit.to_string()),
+        ("--flood-timeout", secs(d.monitor.flood_timeout)),
+        ("--deliver", o.delivery().as_str().to_string()),
+        (
+            "--progress-interval-ms",
+            o.progress_every().as_millis().to_string(),
+        ),
+        ("--max-line-bytes", o.line_limit().to_string()),
+    ];
+    for (flag, default) in expected {
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{flag} ")))
+            .unwrap_or_else(|| panic!("{flag} missing:\n{help}"));
+        assert!(
+            line.ends_with(&format!("(default {default})")),
+            "{flag}: {line}"
+        );
+    }
+    // SPEC section 3's values, as a check that the defaults were read.
+    assert_eq!(d.default_timeout, std::time::Duration::from_secs(120));
+    assert_eq!(d.max_output_bytes, 1 << 30);
+}
+
+#[test]
 fn version_prints_the_crate_version() {
     let out = run(&["--version"]);
     assert!(out.status.success());
@@ -75,7 +135,7 @@ fn version_prints_the_crate_version() {
 
 #[test]
 fn bad_command_lines_print_usage_and_exit_2() {
-    let cases: [&[&str]; 9] = [
+    let cases: [&[&str]; 15] = [
         &["--frobnicate"],
         &["serve"],
         &["--default-timeout"],
@@ -85,6 +145,12 @@ fn bad_command_lines_print_usage_and_exit_2() {
         &["--env", "NOEQUALS"],
         &["--unattended=yes"],
         &["--working-directory", "/no/such/dir/anywhere"],
+        &["--deliver", "nowhere"],
+        &["--deliver"],
+        &["--progress-interval-ms", "-5"],
+        &["--progress-interval-ms", "often"],
+        &["--max-line-bytes", "-1"],
+        &["--max-line-bytes", "big"],
     ];
     for args in cases {
         let out = run(args);

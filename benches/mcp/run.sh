@@ -4,6 +4,8 @@
 # running `bash -c 'echo hi'` directly from the same driver.
 #
 #   bash benches/mcp/run.sh [N]      # N calls per server, default 500
+#   CALLS=3000 (default) sets the calls of 60 KB for memory.py, which also
+#   times start-to-initialize and idle RSS of each server.
 #
 # Installs the other servers at the versions measured (PyPI into
 # target/bench-venv, npm into target/bench-node), builds bashtools-mcp in
@@ -35,6 +37,10 @@ trap 'rm -rf "$scratch"' EXIT
 
 echo "bashtools-mcp $(git describe --always --dirty), mcp-shell-server $MCP_SHELL_SERVER, desktop-commander $DESKTOP_COMMANDER; $(nproc) CPUs"
 HOME=$scratch python3 benches/mcp/bench.py -n "$N" \
+  --bashtools "$target_dir/release/bashtools-mcp" \
+  --desktop-commander "$node_dir/node_modules/@wonderwhy-er/desktop-commander/dist/index.js" \
+  --mcp-shell-server "$venv/bin/mcp-shell-server"
+HOME=$scratch python3 benches/mcp/memory.py -n "${CALLS:-3000}" \
   --bashtools "$target_dir/release/bashtools-mcp" \
   --desktop-commander "$node_dir/node_modules/@wonderwhy-er/desktop-commander/dist/index.js" \
   --mcp-shell-server "$venv/bin/mcp-shell-server"

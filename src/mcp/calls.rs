@@ -6,19 +6,30 @@
 //! second request with the same id, and to cancel one
 //! (`notifications/cancelled`): a cancelled call sends no response, and
 //! its foreground command, if it has one, is stopped with its whole group.
+//!
+//! A `bash_output` with `block: true` on one of this session's shells also
+//! returns early when another notification reaches the session, so a
+//! model with nothing else to do waits for the next background event in
+//! one call; its result carries that notification.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::task::{Context, Wake, Waker};
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use serde_json::{json, Value};
 
+use super::backend::Backend;
+use super::inbox::{Inbox, Seq};
 use super::jsonrpc;
+use super::progress::Progress;
 use super::protocol::{self, Era};
-use super::writer::Writer;
-use crate::pending::CommandHandle;
-use crate::{BashTools, Caller, ToolResult};
+use crate::caller::Caller;
+use crate::pending::{CommandHandle, Pending};
+use crate::tasks::Notification;
+use crate::tools::ToolResult;
 
 /// At most this many calls run at once; more are refused with an error
 /// response. Each costs a thread, and a client past this is looping.
@@ -28,7 +39,7 @@ pub const MAX_CALLS_IN_FLIGHT: usize = 1024;
 struct Call {
     /// `notifications/cancelled` came for it.
     cancelled: bool,
-    /// Stops its foreground command while it runs.
+    /// Its foreground command while it runs.
     foreground: Option<CommandHandle>,
 }
 
@@ -116,66 +127,214 @@ pub(crate) struct ToolCall {
     pub arguments: Value,
     pub caller: Caller,
     pub era: Era,
+    /// `_meta.progressToken`, as the client gave it.
+    pub progress: Option<Value>,
+}
+
+/// What a call thread shares with the session.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub backend: Backend,
+    pub calls: Arc<Calls>,
+    pub inbox: Arc<Inbox>,
+    pub progress_every: Duration,
+    /// Strip the promise of a notification from texts (no path that
+    /// reaches the model is on).
+    pub unpromised: bool,
 }
 
 /// Runs `call` on a thread of its own and sends its response, unless it is
-/// cancelled first. Returns `false` if the thread could not start (the
-/// caller answers with an error).
-pub(crate) fn spawn(
-    tools: &BashTools,
-    calls: &Arc<Calls>,
-    out: &Arc<Writer>,
-    call: ToolCall,
-) -> bool {
-    let (tools, calls, out) = (tools.clone(), calls.clone(), out.clone());
-    let key = jsonrpc::id_key(&call.id);
-    std::thread::Builder::new()
+/// cancelled first. Gives the call back if the thread could not start.
+pub(crate) fn spawn(cx: &Shared, call: ToolCall) -> Result<(), Box<ToolCall>> {
+    let cx2 = cx.clone();
+    let slot = Arc::new(Mutex::new(Some(call)));
+    let taken = slot.clone();
+    let spawned = std::thread::Builder::new()
         .name("bashtools-mcp-call".into())
         .spawn(move || {
-            let result = run(&tools, &calls, &key, &call);
-            if calls.finish(&key) {
-                out.send(&jsonrpc::result(&call.id, call_result(&result, call.era)));
+            if let Some(call) = taken.lock().take() {
+                run_and_answer(&cx2, call);
             }
-        })
-        .is_ok()
+        });
+    match spawned {
+        Ok(_) => Ok(()),
+        Err(_) => Err(Box::new(slot.lock().take().expect("the thread never ran"))),
+    }
 }
 
-fn run(tools: &BashTools, calls: &Calls, key: &str, call: &ToolCall) -> ToolResult {
+/// Runs `call` on this thread and sends its response (unless cancelled).
+pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
+    let key = jsonrpc::id_key(&call.id);
+    let seq = cx
+        .inbox
+        .begin(matches!(call.tool.as_str(), "bash" | "monitor"));
+    let mut result = run(cx, &key, seq, &call);
+    if cx.unpromised {
+        result.text = result.text.replace(super::backend::NOTIFIED, "");
+    }
+    // The task a `bash` or `monitor` answer announced, by its typed ID.
+    let announced: Vec<String> =
+        if result.is_error || !matches!(call.tool.as_str(), "bash" | "monitor") {
+            Vec::new()
+        } else {
+            result.task_id.iter().cloned().collect()
+        };
+    if cx.calls.finish(&key) {
+        let mut respond = |carried: Vec<Notification>| {
+            jsonrpc::result(&call.id, call_result(&result, &carried, call.era))
+        };
+        cx.inbox.finish(seq, announced, Some(&mut respond));
+    } else {
+        cx.inbox.finish(seq, announced, None);
+    }
+}
+
+fn run(cx: &Shared, key: &str, seq: Seq, call: &ToolCall) -> ToolResult {
     let input = &call.arguments;
+    let limits = cx.backend.limits();
     match call.tool.as_str() {
         "bash" => {
-            let pending = tools.bash_f(input, &call.caller);
-            if let Some(canceller) = pending.command() {
-                if !calls.foreground(key, canceller.clone()) {
-                    canceller.cancel();
+            let (pending, shell) = cx.backend.bash(input, &call.caller);
+            if let Some(shell) = &shell {
+                if !cx.calls.foreground(key, shell.clone()) {
+                    shell.cancel();
                 }
             }
-            pending.wait()
+            let total = cx.backend.timeout_of(input, limits.default_timeout);
+            let output = shell.as_ref().and_then(|s| s.output_file());
+            wait_reporting(cx, seq, call, pending, total, || output.clone())
         }
-        "bash_output" => tools.bash_output(input),
-        "kill_shell" => tools.kill_shell(input),
-        _ => tools.monitor(input, &call.caller),
+        // A shell's end notification is queued before anyone woken by its
+        // exit runs, so it travels in these calls' own results.
+        "bash_output" => {
+            let total = cx.backend.timeout_of(input, limits.block_timeout);
+            bash_output(cx, seq, call, total)
+        }
+        "kill_shell" => cx.backend.kill_shell(input),
+        _ => cx.backend.monitor(input, &call.caller),
+    }
+}
+
+/// Waits for `pending`, sending progress meanwhile when the call asked.
+fn wait_reporting(
+    cx: &Shared,
+    seq: Seq,
+    call: &ToolCall,
+    mut pending: Pending<ToolResult>,
+    total: Duration,
+    output: impl Fn() -> Option<PathBuf>,
+) -> ToolResult {
+    let Some(token) = &call.progress else {
+        return pending.wait();
+    };
+    let mut progress = Progress::new(token.clone(), total);
+    loop {
+        if let Some(r) = pending.wait_timeout(cx.progress_every) {
+            return r;
+        }
+        cx.inbox.send_for(seq, &progress.next(output().as_deref()));
     }
 }
 
 /// Stops a cancelled call's foreground command, off the reader's thread:
 /// stopping waits up to `kill_grace` for the group to go.
-pub(crate) fn stop_cancelled(canceller: CommandHandle) {
+pub(crate) fn stop_cancelled(shell: CommandHandle) {
     let spawned = std::thread::Builder::new()
         .name("bashtools-mcp-cancel".into())
-        .spawn(move || canceller.cancel());
+        .spawn(move || shell.cancel());
     if let Err(e) = spawned {
         eprintln!("bashtools-mcp: cannot stop a cancelled command: {e}");
     }
 }
 
+/// Wakes a call thread waiting in the inbox when its `Pending` completes.
+struct InboxWaker(Arc<Inbox>);
+
+impl Wake for InboxWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.poke();
+    }
+}
+
+/// `bash_output`; with `block: true` on a running shell of ours, also
+/// returns early at the next notification of the session (when results
+/// carry notifications).
+fn bash_output(cx: &Shared, seq: Seq, call: &ToolCall, total: Duration) -> ToolResult {
+    let input = &call.arguments;
+    let id = input.get("bash_id").and_then(Value::as_str);
+    let blocks = input.get("block") == Some(&Value::Bool(true));
+    let running = id.and_then(|id| cx.backend.running_output(id));
+    let early = cx.inbox.promises() && blocks && running.is_some();
+    let mut pending = cx.backend.bash_output(input);
+    if !early {
+        let id = id.map(str::to_string);
+        let backend = cx.backend.clone();
+        return wait_reporting(cx, seq, call, pending, total, move || {
+            id.as_deref().and_then(|id| backend.running_output(id))
+        });
+    }
+    let id = id.expect("checked above");
+    let waker = Waker::from(Arc::new(InboxWaker(cx.inbox.clone())));
+    let (seen, undelivered) = cx.inbox.released();
+    let deadline = Instant::now() + total;
+    let mut progress = call.progress.clone().map(|t| Progress::new(t, total));
+    let mut next_tick = Instant::now() + cx.progress_every;
+    let mut polled = false;
+    loop {
+        // Registers the waker, or takes the answer if it is there.
+        if !polled || pending.is_ready() {
+            polled = true;
+            let mut context = Context::from_waker(&waker);
+            let polled_now =
+                std::future::Future::poll(std::pin::Pin::new(&mut pending), &mut context);
+            if let std::task::Poll::Ready(r) = polled_now {
+                return r;
+            }
+        }
+        if undelivered > 0 || cx.inbox.released().0 > seen {
+            break;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        let wake_at = match progress {
+            Some(_) => deadline.min(next_tick),
+            None => deadline,
+        };
+        if cx
+            .inbox
+            .wait_release_or(seen, wake_at, || pending.is_ready())
+        {
+            break;
+        }
+        if let Some(p) = &mut progress {
+            if Instant::now() >= next_tick {
+                next_tick += cx.progress_every;
+                cx.inbox
+                    .send_for(seq, &p.next(cx.backend.running_output(id).as_deref()));
+            }
+        }
+    }
+    // Another event came first (or the deadline): answer as a call
+    // without `block` would now. The dropped `Pending` consumes nothing.
+    drop(pending);
+    let mut now = input.clone();
+    now["block"] = json!(false);
+    cx.backend.bash_output(&now).wait()
+}
+
 /// The MCP form of a tool result: tool failures are results with
-/// `isError: true`, so the model reads them.
-fn call_result(r: &ToolResult, era: Era) -> Value {
-    let result = json!({
-        "content": [{"type": "text", "text": r.text}],
-        "isError": r.is_error,
-    });
+/// `isError: true`, so the model reads them. Each notification not yet
+/// delivered follows as one more text item, in order.
+fn call_result(r: &ToolResult, carried: &[Notification], era: Era) -> Value {
+    let mut content = vec![json!({"type": "text", "text": r.text})];
+    content.extend(
+        carried
+            .iter()
+            .map(|n| json!({"type": "text", "text": n.text})),
+    );
+    let result = json!({"content": content, "isError": r.is_error});
     match era {
         Era::Classic => result,
         Era::Stateless { .. } => protocol::stateless(result),

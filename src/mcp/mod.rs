@@ -22,25 +22,45 @@
 //!   a thread of its own: a long foreground `bash` never delays another
 //!   request. `notifications/cancelled` stops a call's foreground command
 //!   (its whole group) and no response is sent for it.
-//! - **Notifications.** Task notifications and monitor events go out as
-//!   `notifications/message` (level `info`, logger `bashtools`, data
-//!   `{task_id, status?, text}`), in order: for classic clients unless
-//!   `logging/setLevel` asked for more than `info`, for stateless requests
-//!   only when their `_meta` set `io.modelcontextprotocol/logLevel` to
-//!   `debug` or `info` (the 2026-07-28 opt-in).
+//! - **Notifications.** Each task notification and monitor event reaches
+//!   the model in the next `tools/call` result of the session: after the
+//!   result's own text, one more text item per notification not delivered
+//!   yet, each once, in order. A `bash_output` with `block: true` on a
+//!   running shell also returns early when one arrives. They also go out
+//!   as `notifications/message` (level `info`, logger `bashtools`, data
+//!   `{task_id, status?, text}`), for clients and UIs that show logs: for
+//!   classic clients unless `logging/setLevel` asked for more than `info`,
+//!   for stateless requests only when their `_meta` set
+//!   `io.modelcontextprotocol/logLevel` to `debug` or `info` (the
+//!   2026-07-28 opt-in). [`Options::deliver`] chooses the paths. A task's
+//!   notification is never written before the response that named its ID.
+//! - **Progress.** A `tools/call` whose `_meta` carries a `progressToken`
+//!   (echoed as given) gets `notifications/progress` every
+//!   [`Options::progress_interval`] while a foreground `bash` or a
+//!   blocking `bash_output` runs: `progress` the seconds elapsed, `total`
+//!   the timeout in seconds, `message` the last non-blank output line (at
+//!   most 200 characters); never after the call's response.
 //! - **Bad input** is answered and the server goes on: `-32700` for a line
 //!   that is not JSON or not UTF-8, `-32600` for JSON that is not a request
 //!   (not an object, a batch array, no `jsonrpc` or `method`, a line past
-//!   [`MAX_LINE_BYTES`], a request id that is still running, a classic
-//!   request before `initialize`), `-32601` for an unknown method.
-//! - **The end.** At the end of input every shell and monitor is stopped
-//!   (as [`BashTools::stop_all`](crate::BashTools::stop_all)), the running
-//!   calls answer, and `serve` returns.
+//!   [`Options::max_line_bytes`], answered with the request's id when it
+//!   can be read from the line's start; a request id that is still
+//!   running; a classic request before `initialize`), `-32601` for an
+//!   unknown method.
+//! - **The end.** At the end of input only the responses to requests
+//!   already read are written (no log, no progress message), every shell
+//!   and monitor is stopped (as
+//!   [`BashTools::stop_all`](crate::BashTools::stop_all)), the running
+//!   calls answer, and `serve` returns — within `kill_grace` + 1 s, even
+//!   when the client has stopped reading.
 
+mod backend;
 mod calls;
+mod inbox;
 mod jsonrpc;
 mod lines;
-mod notify;
+mod options;
+mod progress;
 mod protocol;
 mod session;
 mod tools;
@@ -51,11 +71,48 @@ use std::sync::Arc;
 
 use crate::texts::seconds;
 use crate::BashTools;
+use backend::Backend;
 
 pub use calls::MAX_CALLS_IN_FLIGHT;
+pub use inbox::{HEARD as RECIPIENT, UNHEARD as UNHEARD_RECIPIENT};
 pub use lines::MAX_LINE_BYTES;
-pub use notify::{HEARD as RECIPIENT, UNHEARD as UNHEARD_RECIPIENT};
+pub use options::{Deliver, Options};
 pub use protocol::{CLASSIC_VERSIONS, STATELESS_VERSION};
+
+/// The defaults of [`BashTools::builder`](crate::BashTools::builder) for
+/// the options `bashtools-mcp` has flags for, so its `--help` shows the
+/// library's own values: see [`defaults`].
+#[derive(Debug, Clone)]
+pub struct Defaults {
+    /// `default_timeout`.
+    pub default_timeout: std::time::Duration,
+    /// `max_timeout`.
+    pub max_timeout: std::time::Duration,
+    /// `output_limit`, in characters.
+    pub output_limit: usize,
+    /// `kill_grace`.
+    pub kill_grace: std::time::Duration,
+    /// `block_timeout`.
+    pub block_timeout: std::time::Duration,
+    /// `monitor_timeout`.
+    pub monitor_timeout: std::time::Duration,
+    /// `monitor_max_timeout`.
+    pub monitor_max_timeout: std::time::Duration,
+    /// `monitor_min_timeout`.
+    pub monitor_min_timeout: std::time::Duration,
+    /// `monitor_unattended_max_timeout`.
+    pub monitor_unattended_max_timeout: std::time::Duration,
+    /// `max_output_bytes`.
+    pub max_output_bytes: u64,
+    /// `monitor_options`.
+    pub monitor: crate::MonitorOptions,
+}
+
+/// The builder's defaults, read from a value built with them (`None` if
+/// that fails: no current directory, or no temp directory to write in).
+pub fn defaults() -> Option<Defaults> {
+    backend::builder_defaults()
+}
 
 /// The MCP server of one [`BashTools`], from
 /// [`BashTools::server`](crate::BashTools::server). Its tool calls are the
@@ -63,7 +120,7 @@ pub use protocol::{CLASSIC_VERSIONS, STATELESS_VERSION};
 /// calls whose client declined log messages): an application that shares
 /// the [`Tasks`](crate::Tasks) registry keeps its own recipients' queues.
 pub struct McpServer {
-    tools: BashTools,
+    backend: Backend,
     instructions: String,
 }
 
@@ -76,9 +133,10 @@ impl std::fmt::Debug for McpServer {
 impl McpServer {
     /// The server of `tools` (a handle: the tools live as long as it does).
     pub fn new(tools: BashTools) -> McpServer {
-        let instructions = instructions(&tools);
+        let backend = Backend::new(tools);
+        let instructions = instructions(&backend);
         McpServer {
-            tools,
+            backend,
             instructions,
         }
     }
@@ -90,7 +148,15 @@ impl McpServer {
     /// Reading stdin failed (after which, as at its end, every shell has
     /// been stopped).
     pub fn serve_stdio(&self) -> std::io::Result<()> {
-        self.serve(std::io::stdin().lock(), std::io::stdout())
+        self.serve_stdio_with(&Options::default())
+    }
+
+    /// [`serve_stdio`](Self::serve_stdio) with `options`.
+    ///
+    /// # Errors
+    /// As [`serve_stdio`](Self::serve_stdio).
+    pub fn serve_stdio_with(&self, options: &Options) -> std::io::Result<()> {
+        self.serve_with(options, std::io::stdin().lock(), std::io::stdout())
     }
 
     /// Serves one client: messages are read from `input`, one per line, and
@@ -103,14 +169,38 @@ impl McpServer {
     /// [`stop_all`](crate::BashTools::stop_all).
     ///
     /// # Errors
-    /// Reading `input` failed; the shells are stopped all the same.
+    /// Reading `input` failed, or a thread of the session could not start;
+    /// the shells are stopped all the same.
     pub fn serve(
         &self,
         input: impl Read,
         output: impl Write + Send + 'static,
     ) -> std::io::Result<()> {
-        let out = Arc::new(writer::Writer::new(output));
-        session::Session::new(self, out).run(BufReader::new(input))
+        self.serve_with(&Options::default(), input, output)
+    }
+
+    /// [`serve`](Self::serve) with `options`.
+    ///
+    /// # Errors
+    /// As [`serve`](Self::serve).
+    pub fn serve_with(
+        &self,
+        options: &Options,
+        input: impl Read,
+        output: impl Write + Send + 'static,
+    ) -> std::io::Result<()> {
+        let out = match writer::Writer::start(output) {
+            Ok(w) => Arc::new(w),
+            Err(e) => {
+                self.backend.close();
+                return Err(e);
+            }
+        };
+        let served = session::Session::new(self, options, out).run(BufReader::new(input));
+        if served.is_err() {
+            self.backend.close();
+        }
+        served
     }
 
     /// The `instructions` sent to clients (at `initialize` and in
@@ -121,29 +211,30 @@ impl McpServer {
 }
 
 impl BashTools {
-    /// The MCP server of these tools (`bashtools-mcp` serves it on stdio).
-    /// It holds a handle: the tools live as long as the server does.
-    pub fn server(&self) -> crate::mcp::McpServer {
-        crate::mcp::McpServer::new(self.clone())
+    /// The MCP server of these tools (`bashtools-mcp` serves it on stdio);
+    /// each call makes a new one, cheaply. It holds a handle: the tools live
+    /// as long as it does. Only with the `mcp` feature (on by default).
+    pub fn server(&self) -> McpServer {
+        McpServer::new(self.clone())
     }
 }
 
-fn instructions(tools: &BashTools) -> String {
-    let c = tools.settings();
+fn instructions(backend: &Backend) -> String {
+    let c = backend.limits();
     let mut s = format!(
         "Shell tools, as in Claude Code. Run commands with bash (timeout in seconds, default {}, at most {}); \
          a command still running at its timeout is not killed but moves to the background as bash_N. \
          For servers, watchers and long builds use run_in_background: true, read new output with bash_output \
          (block: true waits for the end), and stop with kill_shell. Output over {} characters keeps its head and tail.",
-        seconds(c.default_timeout()),
-        seconds(c.max_timeout()),
-        c.output_limit(),
+        seconds(c.default_timeout),
+        seconds(c.max_timeout),
+        c.output_limit,
     );
-    if tools.tasks().is_some() {
+    if backend.has_tasks() {
         s.push_str(
-            " When a background command ends, and for each batch of a monitor's lines, the server sends a \
-             notifications/message (logger \"bashtools\", data {task_id, status, text}); use monitor to wait \
-             for a line in a log instead of polling.",
+            " When a background command ends, and for each batch of a monitor's lines, a <task-notification> \
+             arrives in a later tool result (and, unless turned off, as a notifications/message, logger \"bashtools\"); use monitor \
+             to wait for a line in a log instead of polling.",
         );
     }
     s

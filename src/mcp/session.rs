@@ -12,27 +12,35 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use super::calls::{self, Calls, Refused, ToolCall, MAX_CALLS_IN_FLIGHT};
+use crossbeam_channel::Sender;
+
+use super::calls::{self, Calls, Refused, Shared, ToolCall, MAX_CALLS_IN_FLIGHT};
+use super::inbox::{Forwarder, Inbox, HEARD, UNHEARD};
 use super::jsonrpc::{
     self, Message, RpcError, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
 };
-use super::lines::{Line, Lines, MAX_LINE_BYTES};
-use super::notify::{Forwarder, HEARD, UNHEARD};
+use super::lines::{self, Line, Lines};
+use super::options::Options;
 use super::protocol::{self, Era, Level};
 use super::tools;
 use super::writer::Writer;
 use super::McpServer;
 use crate::caller::Caller;
 
-/// How long the end of input waits for running calls to send their answers
-/// once every shell has been stopped (they end at once then; this bounds a
-/// `bash_output` blocked on a task of the application's).
-const DRAIN: Duration = Duration::from_secs(5);
+/// What the end of input may take beyond `kill_grace` (SPEC section 9:
+/// done within `kill_grace` + 1 s whatever the client does).
+const END_MARGIN: Duration = Duration::from_millis(900);
 
 pub(crate) struct Session<'a> {
     server: &'a McpServer,
+    options: &'a Options,
     out: Arc<Writer>,
     calls: Arc<Calls>,
+    shared: Shared,
+    /// A thread started with the session, for `kill_shell` and
+    /// `bash_output` calls when no new thread can be started (the process
+    /// limit is exhausted): an agent can still stop what exhausted it.
+    reserve: Option<Sender<ToolCall>>,
     /// The version the classic handshake agreed on; `None` before it.
     classic: Option<&'static str>,
     /// The level set by `logging/setLevel` (classic); all messages before.
@@ -40,11 +48,27 @@ pub(crate) struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    pub(crate) fn new(server: &'a McpServer, out: Arc<Writer>) -> Session<'a> {
+    pub(crate) fn new(
+        server: &'a McpServer,
+        options: &'a Options,
+        out: Arc<Writer>,
+    ) -> Session<'a> {
+        let calls = Arc::new(Calls::default());
+        let inbox = Arc::new(Inbox::new(&server.backend, options.delivery(), out.clone()));
+        let shared = Shared {
+            backend: server.backend.clone(),
+            calls: calls.clone(),
+            unpromised: !inbox.promises(),
+            inbox,
+            progress_every: options.progress_every(),
+        };
         Session {
             server,
+            options,
             out,
-            calls: Arc::new(Calls::default()),
+            calls,
+            shared,
+            reserve: None,
             classic: None,
             classic_level: Level::Debug,
         }
@@ -53,11 +77,9 @@ impl<'a> Session<'a> {
     /// Serves until the end of `input`, then stops every shell and monitor
     /// and lets the running calls answer.
     pub(crate) fn run(mut self, input: impl BufRead) -> std::io::Result<()> {
-        let forwarder = match self.server.tools.tasks() {
-            Some(tasks) => Some(Forwarder::start(tasks, self.out.clone())?),
-            None => None,
-        };
-        let mut lines = Lines::new(input, MAX_LINE_BYTES);
+        let forwarder = Forwarder::start(self.shared.inbox.clone())?;
+        self.reserve = Some(self.start_reserve()?);
+        let mut lines = Lines::new(input, self.options.line_limit());
         let read = loop {
             match lines.next_line() {
                 Ok(Some(line)) => self.line(line),
@@ -65,27 +87,47 @@ impl<'a> Session<'a> {
                 Err(e) => break Err(e),
             }
         };
-        // The client has gone: nothing of ours may outlive it.
-        self.server.tools.close();
-        let left = self.calls.wait_idle(Instant::now() + DRAIN);
+        // The client has gone: from now on only the answers to what it
+        // asked are written, and nothing of ours may outlive it.
+        let deadline = Instant::now() + self.server.backend.limits().kill_grace + END_MARGIN;
+        self.shared.inbox.close();
+        self.reserve.take();
+        self.server.backend.close();
+        let left = self.calls.wait_idle(deadline);
         if left > 0 {
             eprintln!("bashtools-mcp: {left} calls still running at exit");
         }
-        if let Some(f) = forwarder {
-            f.stop();
+        forwarder.stop();
+        if !self.out.close(deadline) {
+            eprintln!("bashtools-mcp: the client stopped reading; unwritten messages dropped");
         }
         read
+    }
+
+    fn start_reserve(&self) -> std::io::Result<Sender<ToolCall>> {
+        let (tx, rx) = crossbeam_channel::unbounded::<ToolCall>();
+        let shared = self.shared.clone();
+        std::thread::Builder::new()
+            .name("bashtools-mcp-reserve".into())
+            .spawn(move || {
+                for call in rx {
+                    calls::run_and_answer(&shared, call);
+                }
+            })?;
+        Ok(tx)
     }
 
     fn line(&mut self, line: Line) {
         let bytes = match line {
             Line::Text(b) => b,
-            Line::TooLong(n) => {
+            Line::TooLong { len, head } => {
+                let limit = self.options.line_limit();
                 let e = RpcError::new(
                     INVALID_REQUEST,
-                    format!("Invalid request: a message of {n} bytes is past the limit of {MAX_LINE_BYTES} bytes per line"),
+                    format!("Invalid request: a message of {len} bytes is past the limit of {limit} bytes per line"),
                 );
-                self.out.send(&jsonrpc::error(&Value::Null, &e));
+                self.out
+                    .send(&jsonrpc::error(&lines::id_at_start(&head), &e));
                 return;
             }
         };
@@ -109,8 +151,8 @@ impl<'a> Session<'a> {
         let Some(id) = params.get("requestId") else {
             return;
         };
-        if let Some(canceller) = self.calls.cancel(&jsonrpc::id_key(id)) {
-            calls::stop_cancelled(canceller);
+        if let Some(shell) = self.calls.cancel(&jsonrpc::id_key(id)) {
+            calls::stop_cancelled(shell);
         }
     }
 
@@ -150,7 +192,7 @@ impl<'a> Session<'a> {
             "server/discover" => Ok(protocol::discover_result(&self.server.instructions)),
             "tools/list" => {
                 self.ready(era)?;
-                let list = json!({"tools": tools::list(&self.server.tools)});
+                let list = json!({"tools": tools::list(&self.server.backend, self.shared.inbox.promises())});
                 Ok(match era {
                     Era::Classic => list,
                     Era::Stateless { .. } => protocol::cacheable(list),
@@ -197,7 +239,7 @@ impl<'a> Session<'a> {
 
     fn call(&mut self, id: Value, params: Map<String, Value>, era: Era) {
         let tool = match params.get("name") {
-            Some(Value::String(name)) if tools::exists(&self.server.tools, name) => name.clone(),
+            Some(Value::String(name)) if tools::exists(&self.server.backend, name) => name.clone(),
             Some(Value::String(name)) => {
                 let e = RpcError::new(INVALID_PARAMS, format!("Unknown tool: {name}"));
                 return self.out.send(&jsonrpc::error(&id, &e));
@@ -228,6 +270,11 @@ impl<'a> Session<'a> {
             Era::Classic => self.classic_level.hears_info(),
             Era::Stateless { log } => log.is_some_and(Level::hears_info),
         };
+        let progress = params
+            .get("_meta")
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| !t.is_null())
+            .cloned();
         let call = ToolCall {
             id: id.clone(),
             tool,
@@ -239,8 +286,22 @@ impl<'a> Session<'a> {
                 .unwrap_or_else(|| json!({})),
             caller: Caller::default().recipient(if heard { HEARD } else { UNHEARD }),
             era,
+            progress,
         };
-        if !calls::spawn(&self.server.tools, &self.calls, &self.out, call) {
+        let Err(call) = calls::spawn(&self.shared, call) else {
+            return;
+        };
+        // No thread could start: stopping and reading still work.
+        let reserve = self.reserve.as_ref();
+        let call = match (call.tool.as_str(), reserve) {
+            ("kill_shell" | "bash_output", Some(r)) => match r.send(*call) {
+                Ok(()) => return,
+                Err(back) => Box::new(back.0),
+            },
+            _ => call,
+        };
+        {
+            drop(call);
             self.calls.forget(&key);
             let e = RpcError::new(
                 INTERNAL_ERROR,

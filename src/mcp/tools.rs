@@ -4,13 +4,24 @@
 
 use serde_json::{json, Value};
 
-use crate::{BashTools, ToolDefinition};
+use super::backend::Backend;
+use crate::tools::definitions::ToolDefinition;
 
-/// How a notification reaches the model over MCP: a log message the
-/// client may or may not show it. Said so the model has a way out.
-const NOTIFIED_OVER_MCP: &str = " Over MCP, notifications are sent as log messages \
-     (notifications/message, logger \"bashtools\"); if your client does not show them to you, \
-     check with bash_output instead (block: true waits for the end).";
+/// Where notifications reach the model over MCP when results carry them.
+const IN_RESULTS: &str = " Notifications appear in a later tool result, as a <task-notification> \
+     text after that result's own text. With nothing else to do, wait for the next one with \
+     bash_output and block: true: it also returns early when another task's notification arrives.";
+
+/// When they are only sent as log messages, which most clients do not show
+/// the model: said so the model has a way out.
+const AS_LOGS: &str = " Over MCP, notifications are sent only as log messages \
+     (notifications/message, logger \"bashtools\"), which your client may not show you: \
+     check with bash_output (block: true waits for the end).";
+
+/// The library's promise, which holds over MCP only when results carry
+/// notifications.
+const LIBRARY_PROMISE: &str =
+    " You are notified when a background command ends; do not poll for it.";
 
 /// Hints for clients (MCP `ToolAnnotations`); a client must not trust
 /// them for safety decisions, they help it ask the user sensibly.
@@ -45,10 +56,15 @@ fn annotations(name: &str) -> Value {
     }
 }
 
-fn entry(def: ToolDefinition, notifies: bool) -> Value {
+fn entry(def: ToolDefinition, notifies: bool, in_results: bool) -> Value {
     let mut description = def.description;
     if notifies && matches!(def.name, "bash" | "monitor") {
-        description.push_str(NOTIFIED_OVER_MCP);
+        if in_results {
+            description.push_str(IN_RESULTS);
+        } else {
+            description = description.replace(LIBRARY_PROMISE, "");
+            description.push_str(AS_LOGS);
+        }
     }
     let annotations = annotations(def.name);
     json!({
@@ -60,21 +76,22 @@ fn entry(def: ToolDefinition, notifies: bool) -> Value {
     })
 }
 
-/// The `tools` array of `tools/list`, in a fixed order.
-pub(crate) fn list(tools: &BashTools) -> Vec<Value> {
-    let notifies = tools.tasks().is_some();
-    tools
+/// The `tools` array of `tools/list`, in a fixed order; `in_results` when
+/// results carry notifications.
+pub(crate) fn list(backend: &Backend, in_results: bool) -> Vec<Value> {
+    let notifies = backend.has_tasks();
+    backend
         .definitions()
         .into_iter()
-        .map(|d| entry(d, notifies))
+        .map(|d| entry(d, notifies, in_results))
         .collect()
 }
 
 /// Whether `name` is a tool of this configuration.
-pub(crate) fn exists(tools: &BashTools, name: &str) -> bool {
+pub(crate) fn exists(backend: &Backend, name: &str) -> bool {
     match name {
         "bash" | "bash_output" | "kill_shell" => true,
-        "monitor" => tools.tasks().is_some(),
+        "monitor" => backend.has_tasks(),
         _ => false,
     }
 }

@@ -185,6 +185,46 @@ impl Server {
         }
     }
 
+    /// Every message in the order received (stashed ones first), up to and
+    /// including the first that matches `pred`.
+    pub fn until(&mut self, mut pred: impl FnMut(&Value) -> bool) -> Vec<Value> {
+        let mut seen = std::mem::take(&mut self.stash);
+        if let Some(i) = seen.iter().position(&mut pred) {
+            self.stash = seen.split_off(i + 1);
+            return seen;
+        }
+        let end = Instant::now() + DEADLINE;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            let v = self.rx.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "no matching message; got {seen:?}; stderr: {}",
+                    self.stderr()
+                )
+            });
+            assert!(v.get("not_a_message").is_none(), "not JSON-RPC: {v}");
+            let done = pred(&v);
+            seen.push(v);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// Everything the server writes until its stdout closes.
+    pub fn rest(&mut self) -> Vec<Value> {
+        let mut all = std::mem::take(&mut self.stash);
+        let end = Instant::now() + DEADLINE;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(v) => all.push(v),
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return all,
+                Err(_) => panic!("stdout did not close; stderr: {}", self.stderr()),
+            }
+        }
+    }
+
     /// The response to request `id`.
     pub fn response(&mut self, id: &Value) -> Value {
         let id = id.clone();
@@ -249,17 +289,38 @@ impl Drop for Server {
     }
 }
 
-/// `(text, isError)` of a `tools/call` response.
+/// `(text, isError)` of a `tools/call` response: its first content item
+/// (the notifications it carries follow it, see [`carried`]).
 pub fn tool_result(r: &Value) -> (String, bool) {
     let result = &r["result"];
     assert!(result.is_object(), "not a tool result: {r}");
     let content = result["content"].as_array().expect("content");
-    assert_eq!(content.len(), 1, "one content block: {r}");
-    assert_eq!(content[0]["type"], "text");
+    assert!(!content.is_empty(), "at least one content block: {r}");
+    assert!(
+        content.iter().all(|c| c["type"] == "text"),
+        "text items only: {r}"
+    );
     (
         content[0]["text"].as_str().unwrap().to_string(),
         result["isError"].as_bool().expect("isError"),
     )
+}
+
+/// The `<task-notification>` texts a `tools/call` response carries after
+/// its own text.
+pub fn carried(r: &Value) -> Vec<String> {
+    let content = r["result"]["content"].as_array().expect("content");
+    content[1..]
+        .iter()
+        .map(|c| {
+            let t = c["text"].as_str().expect("a text item").to_string();
+            assert!(
+                t.starts_with("<task-notification>\n") && t.ends_with("</task-notification>"),
+                "a carried item is a task notification: {t}"
+            );
+            t
+        })
+        .collect()
 }
 
 /// The `bash_N` / `monitor_N` named in a text.

@@ -4,12 +4,13 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
+use bashtools::mcp::{Defaults, Deliver, Options};
 use bashtools::{BashTools, Builder, MonitorOptions, Tasks};
 
 /// What the command line asks for.
 pub enum Action {
-    /// Serve with these tools.
-    Serve(Box<Builder>),
+    /// Serve with these tools and these options.
+    Serve(Box<Builder>, Options),
     /// Print this text to stdout and exit 0 (`--help`, `--version`).
     Print(String),
 }
@@ -17,30 +18,34 @@ pub enum Action {
 /// A bad command line: the message, printed with the usage line; exit 2.
 pub struct Usage(pub String);
 
-/// Every flag: name, value placeholder (empty for a switch), and help
-/// with its default.
+/// Every flag: name, value placeholder (empty for a switch), and help;
+/// the defaults that are numbers are added by [`default_of`], from the
+/// library.
 const FLAGS: &[(&str, &str, &str)] = &[
     ("--working-directory", "DIR", "where commands run (default: the current directory)"),
     ("--allow", "CMD", "allow only these command words; repeat for each (default: all allowed). Every simple command of a line is checked"),
-    ("--default-timeout", "SECS", "foreground time of a bash call without timeout (default 120)"),
-    ("--max-timeout", "SECS", "cap of bash and bash_output timeouts (default 600)"),
-    ("--output-limit", "CHARS", "characters a result carries; longer output keeps head and tail (default 30000)"),
-    ("--kill-grace", "SECS", "between SIGTERM and SIGKILL when a shell is stopped (default 5)"),
-    ("--block-timeout", "SECS", "how long bash_output with block waits without timeout (default 30)"),
-    ("--monitor-timeout", "SECS", "a monitor's watch without timeout_ms (default 300)"),
-    ("--monitor-max-timeout", "SECS", "cap of a monitor's timeout_ms (default 1800)"),
-    ("--monitor-min-timeout", "SECS", "floor of a monitor's timeout_ms (default 1)"),
-    ("--monitor-unattended-max-timeout", "SECS", "cap of timeout_ms with --unattended (default 600)"),
+    ("--default-timeout", "SECS", "foreground time of a bash call without timeout"),
+    ("--max-timeout", "SECS", "cap of bash and bash_output timeouts"),
+    ("--output-limit", "CHARS", "characters a result carries; longer output keeps head and tail"),
+    ("--kill-grace", "SECS", "between SIGTERM and SIGKILL when a shell is stopped"),
+    ("--block-timeout", "SECS", "how long bash_output with block waits without timeout"),
+    ("--monitor-timeout", "SECS", "a monitor's watch without timeout_ms"),
+    ("--monitor-max-timeout", "SECS", "cap of a monitor's timeout_ms"),
+    ("--monitor-min-timeout", "SECS", "floor of a monitor's timeout_ms"),
+    ("--monitor-unattended-max-timeout", "SECS", "cap of timeout_ms with --unattended"),
     ("--unattended", "", "nobody is at the keyboard: monitors use the unattended cap (default: attended)"),
-    ("--max-output-bytes", "BYTES", "an output file past this stops its shell (default 1073741824)"),
+    ("--max-output-bytes", "BYTES", "an output file past this stops its shell"),
     ("--no-noninteractive-env", "", "do not set PAGER=cat, GIT_PAGER=cat, GIT_EDITOR=true, TERM=dumb (default: set)"),
     ("--env", "KEY=VALUE", "set a variable for every command; repeatable"),
     ("--env-remove", "KEY", "remove a variable from every command's environment; repeatable"),
-    ("--batch-window-ms", "MS", "a monitor's lines within this window go out as one event (default 200)"),
-    ("--burst-limit", "N", "at most this many lines per monitor event (default 20)"),
-    ("--line-limit", "CHARS", "a monitor line longer than this is cut (default 500)"),
-    ("--flood-timeout", "SECS", "a monitor suppressing lines this long is stopped (default 30)"),
+    ("--batch-window-ms", "MS", "a monitor's lines within this window go out as one event"),
+    ("--burst-limit", "N", "at most this many lines per monitor event"),
+    ("--line-limit", "CHARS", "a monitor line longer than this is cut"),
+    ("--flood-timeout", "SECS", "a monitor suppressing lines this long is stopped"),
     ("--output-root", "DIR", "where the private output directory is made (default: the temp directory)"),
+    ("--deliver", "WHERE", "where task notifications go: result (in the next tool result), log (notifications/message) or both"),
+    ("--progress-interval-ms", "MS", "how often a call with a progressToken gets notifications/progress"),
+    ("--max-line-bytes", "BYTES", "the longest message line read; longer ones are answered with an error"),
     ("--help", "", "print this help"),
     ("--version", "", "print the version"),
 ];
@@ -57,15 +62,58 @@ fn help() -> String {
          {USAGE}\n\nOptions:\n",
         env!("CARGO_PKG_VERSION")
     );
+    let defaults = bashtools::mcp::defaults();
+    let options = Options::default();
     for (name, value, text) in FLAGS {
         let flag = if value.is_empty() {
             name.to_string()
         } else {
             format!("{name} {value}")
         };
-        s.push_str(&format!("  {flag:<40} {text}\n"));
+        let default = default_of(name, defaults.as_ref(), &options)
+            .map(|d| format!(" (default {d})"))
+            .unwrap_or_default();
+        s.push_str(&format!("  {flag:<40} {text}{default}\n"));
     }
     s
+}
+
+/// Seconds as the flags take them: `120`, `0.5`.
+fn secs_text(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{}", d.as_secs())
+    } else {
+        format!("{s}")
+    }
+}
+
+/// The default of a flag with a value, from the library's own defaults.
+fn default_of(flag: &str, d: Option<&Defaults>, o: &Options) -> Option<String> {
+    match flag {
+        "--deliver" => return Some(o.delivery().as_str().to_string()),
+        "--progress-interval-ms" => return Some(o.progress_every().as_millis().to_string()),
+        "--max-line-bytes" => return Some(o.line_limit().to_string()),
+        _ => {}
+    }
+    let d = d?;
+    Some(match flag {
+        "--default-timeout" => secs_text(d.default_timeout),
+        "--max-timeout" => secs_text(d.max_timeout),
+        "--output-limit" => d.output_limit.to_string(),
+        "--kill-grace" => secs_text(d.kill_grace),
+        "--block-timeout" => secs_text(d.block_timeout),
+        "--monitor-timeout" => secs_text(d.monitor_timeout),
+        "--monitor-max-timeout" => secs_text(d.monitor_max_timeout),
+        "--monitor-min-timeout" => secs_text(d.monitor_min_timeout),
+        "--monitor-unattended-max-timeout" => secs_text(d.monitor_unattended_max_timeout),
+        "--max-output-bytes" => d.max_output_bytes.to_string(),
+        "--batch-window-ms" => d.monitor.batch_window.as_millis().to_string(),
+        "--burst-limit" => d.monitor.burst_limit.to_string(),
+        "--line-limit" => d.monitor.line_limit.to_string(),
+        "--flood-timeout" => secs_text(d.monitor.flood_timeout),
+        _ => return None,
+    })
 }
 
 fn secs(flag: &str, v: &str) -> Result<Duration, Usage> {
@@ -85,6 +133,7 @@ fn number<T: std::str::FromStr>(flag: &str, v: &str, what: &str) -> Result<T, Us
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> {
     let mut b = BashTools::builder().tasks(Tasks::new());
     let mut monitor = MonitorOptions::default();
+    let mut options = Options::default();
     let mut allowed: Option<Vec<String>> = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -162,11 +211,27 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> 
                 b
             }
             "--output-root" => b.output_root(v),
+            "--deliver" => {
+                let d = Deliver::parse(v).ok_or_else(|| {
+                    Usage(format!("--deliver wants result, log or both, not {v:?}"))
+                })?;
+                options = options.deliver(d);
+                b
+            }
+            "--progress-interval-ms" => {
+                let ms: u64 = number(&name, v, "a number of milliseconds")?;
+                options = options.progress_interval(Duration::from_millis(ms));
+                b
+            }
+            "--max-line-bytes" => {
+                options = options.max_line_bytes(number(&name, v, "a number of bytes")?);
+                b
+            }
             _ => unreachable!("every flag of FLAGS is handled"),
         };
     }
     if let Some(words) = allowed {
         b = b.allowed_commands(words);
     }
-    Ok(Action::Serve(Box::new(b.monitor_options(monitor))))
+    Ok(Action::Serve(Box::new(b.monitor_options(monitor)), options))
 }

@@ -8,14 +8,13 @@
 mod cli;
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 fn main() -> ExitCode {
-    let builder = match cli::parse(std::env::args_os().skip(1)) {
-        Ok(cli::Action::Serve(b)) => b,
+    let (builder, options) = match cli::parse(std::env::args_os().skip(1)) {
+        Ok(cli::Action::Serve(b, o)) => (b, o),
         Ok(cli::Action::Print(text)) => {
             print!("{text}");
             return ExitCode::SUCCESS;
@@ -26,7 +25,7 @@ fn main() -> ExitCode {
         }
     };
     let tools = match builder.build() {
-        Ok(t) => Arc::new(t),
+        Ok(t) => t,
         Err(e) => {
             eprintln!("bashtools-mcp: {e}");
             return ExitCode::from(2);
@@ -36,9 +35,10 @@ fn main() -> ExitCode {
         eprintln!("bashtools-mcp: cannot watch for signals: {e}");
         return ExitCode::FAILURE;
     }
-    let served = tools.server().serve_stdio();
-    // `serve` has stopped every shell. The signal thread holds the tools
-    // too, so they are not dropped here: their files are removed by hand.
+    let served = tools.server().serve_stdio_with(&options);
+    // `serve` has ended the tools (every shell stopped). The signal thread
+    // holds a handle too, so they are not dropped here: their files are
+    // removed by hand.
     let _ = std::fs::remove_dir_all(tools.output_directory());
     match served {
         Ok(()) => ExitCode::SUCCESS,
@@ -54,14 +54,14 @@ fn main() -> ExitCode {
 ///
 /// The main thread may be blocked reading stdin, which a signal does not
 /// end, so the exit happens here.
-fn stop_on_signals(tools: Arc<bashtools::BashTools>) -> std::io::Result<()> {
+fn stop_on_signals(tools: bashtools::BashTools) -> std::io::Result<()> {
     let mut signals = Signals::new([SIGTERM, SIGINT, SIGHUP])?;
     std::thread::Builder::new()
         .name("bashtools-mcp-signals".into())
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
                 eprintln!("bashtools-mcp: signal {signal}: stopping every shell");
-                tools.stop_all();
+                tools.close();
                 let _ = std::fs::remove_dir_all(tools.output_directory());
                 std::process::exit(128 + signal);
             }

@@ -1,0 +1,132 @@
+//! The one door from the MCP server to the rest of the crate, and it opens
+//! on the public API only: a [`BashTools`] handle, its typed queries, its
+//! JSON tools and the [`CommandHandle`] of a foreground call.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crossbeam_channel::Receiver;
+use serde_json::Value;
+
+use crate::{defaults, BashTools, Caller, CommandHandle, MonitorOptions, Notification, Pending};
+use crate::{ShellId, TaskStatus, ToolDefinition, ToolResult};
+
+/// The sentence that promises a notification in the tools' texts.
+pub(crate) const NOTIFIED: &str = crate::texts::NOTIFIED;
+
+/// The tools of one [`BashTools`], as the server uses them.
+#[derive(Clone)]
+pub(crate) struct Backend {
+    tools: BashTools,
+}
+
+/// The options the server reads.
+pub(crate) struct Limits {
+    pub default_timeout: Duration,
+    pub max_timeout: Duration,
+    pub block_timeout: Duration,
+    pub output_limit: usize,
+    pub kill_grace: Duration,
+}
+
+impl Backend {
+    pub(crate) fn new(tools: BashTools) -> Backend {
+        Backend { tools }
+    }
+
+    pub(crate) fn limits(&self) -> Limits {
+        let s = self.tools.settings();
+        Limits {
+            default_timeout: s.default_timeout(),
+            max_timeout: s.max_timeout(),
+            block_timeout: s.block_timeout(),
+            output_limit: s.output_limit(),
+            kill_grace: s.kill_grace(),
+        }
+    }
+
+    /// Whether a task registry is configured (notifications and the
+    /// `monitor` tool exist only with one).
+    pub(crate) fn has_tasks(&self) -> bool {
+        self.tools.tasks().is_some()
+    }
+
+    pub(crate) fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools.definitions()
+    }
+
+    pub(crate) fn subscribe(&self, recipient: &str) -> Option<Receiver<Notification>> {
+        self.tools.tasks().map(|t| t.subscribe(recipient))
+    }
+
+    /// `bash` as a `Pending`, with the handle of its foreground command (to
+    /// stop it when the call is cancelled, and to read its output for
+    /// progress).
+    pub(crate) fn bash(
+        &self,
+        input: &Value,
+        caller: &Caller,
+    ) -> (Pending<ToolResult>, Option<CommandHandle>) {
+        let pending = self.tools.bash_f(input, caller);
+        let command = pending.command();
+        (pending, command)
+    }
+
+    pub(crate) fn bash_output(&self, input: &Value) -> Pending<ToolResult> {
+        self.tools.bash_output_f(input)
+    }
+
+    pub(crate) fn kill_shell(&self, input: &Value) -> ToolResult {
+        self.tools.kill_shell(input)
+    }
+
+    pub(crate) fn monitor(&self, input: &Value, caller: &Caller) -> ToolResult {
+        self.tools.monitor(input, caller)
+    }
+
+    /// Ends the tools at the end of the session: every shell is stopped and
+    /// later calls are refused.
+    pub(crate) fn close(&self) {
+        self.tools.close();
+    }
+
+    /// The output file of a running shell of ours by its ID.
+    pub(crate) fn running_output(&self, id: &str) -> Option<PathBuf> {
+        let info = self.tools.status(&ShellId::from(id)).ok()?;
+        (info.status() == TaskStatus::Running).then(|| info.output_file().to_path_buf())
+    }
+
+    /// The effective timeout of a call, by the tools' own rule (seconds;
+    /// absent, zero, negative or not a number: `default`; cut to
+    /// `max_timeout`).
+    pub(crate) fn timeout_of(&self, args: &Value, default: Duration) -> Duration {
+        let max = self.tools.settings().max_timeout();
+        let secs = match args.get("timeout") {
+            Some(Value::Number(n)) => n.as_f64(),
+            Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+            _ => None,
+        };
+        let chosen = match secs {
+            Some(s) if s.is_finite() && s > 0.0 => Duration::try_from_secs_f64(s).unwrap_or(max),
+            _ => default,
+        };
+        chosen.min(max)
+    }
+}
+
+/// The builder's defaults of the options the server's flags set.
+pub(crate) fn builder_defaults() -> Option<super::Defaults> {
+    Some(super::Defaults {
+        default_timeout: defaults::DEFAULT_TIMEOUT,
+        max_timeout: defaults::MAX_TIMEOUT,
+        output_limit: defaults::OUTPUT_LIMIT,
+        kill_grace: defaults::KILL_GRACE,
+        block_timeout: defaults::BLOCK_TIMEOUT,
+        monitor_timeout: defaults::MONITOR_TIMEOUT,
+        monitor_max_timeout: defaults::MONITOR_MAX_TIMEOUT,
+        monitor_min_timeout: defaults::MONITOR_MIN_TIMEOUT,
+        monitor_unattended_max_timeout: defaults::MONITOR_UNATTENDED_MAX_TIMEOUT,
+        max_output_bytes: defaults::MAX_OUTPUT_BYTES,
+        monitor: MonitorOptions::default(),
+    })
+}

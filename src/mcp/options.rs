@@ -1,0 +1,102 @@
+//! How a session is served: where notifications go, how often progress is
+//! reported, how long a line may be. The defaults live here, once; the
+//! binary's `--help` shows them from [`Options::default`].
+
+use std::time::Duration;
+
+use super::lines::MAX_LINE_BYTES;
+
+/// Where task notifications and monitor events go (`--deliver`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deliver {
+    /// In the next `tools/call` result, as more text content: the path that
+    /// reaches the model in every client.
+    Result,
+    /// As `notifications/message` only, for clients that show logs.
+    Log,
+    /// Both (the default).
+    Both,
+}
+
+impl Deliver {
+    /// `result`, `log` or `both`.
+    pub fn parse(s: &str) -> Option<Deliver> {
+        match s {
+            "result" => Some(Deliver::Result),
+            "log" => Some(Deliver::Log),
+            "both" => Some(Deliver::Both),
+            _ => None,
+        }
+    }
+
+    /// The flag's spelling of this value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Deliver::Result => "result",
+            Deliver::Log => "log",
+            Deliver::Both => "both",
+        }
+    }
+
+    pub(crate) fn results(self) -> bool {
+        matches!(self, Deliver::Result | Deliver::Both)
+    }
+
+    pub(crate) fn logs(self) -> bool {
+        matches!(self, Deliver::Log | Deliver::Both)
+    }
+}
+
+/// The options of [`McpServer::serve_with`](super::McpServer::serve_with).
+#[derive(Debug, Clone)]
+pub struct Options {
+    deliver: Deliver,
+    progress_interval: Duration,
+    max_line_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            deliver: Deliver::Both,
+            progress_interval: Duration::from_millis(5000),
+            max_line_bytes: MAX_LINE_BYTES,
+        }
+    }
+}
+
+impl Options {
+    /// Where notifications go (default [`Deliver::Both`]).
+    pub fn deliver(mut self, deliver: Deliver) -> Self {
+        self.deliver = deliver;
+        self
+    }
+
+    /// How often a call with a `progressToken` reports progress (default
+    /// 5 s). Zero is taken as one millisecond.
+    pub fn progress_interval(mut self, every: Duration) -> Self {
+        self.progress_interval = every.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The longest line read as a message (default [`MAX_LINE_BYTES`]).
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = bytes;
+        self
+    }
+
+    /// The current [`deliver`](Self::deliver) value.
+    pub fn delivery(&self) -> Deliver {
+        self.deliver
+    }
+
+    /// The current [`progress_interval`](Self::progress_interval).
+    pub fn progress_every(&self) -> Duration {
+        self.progress_interval
+    }
+
+    /// The current [`max_line_bytes`](Self::max_line_bytes).
+    pub fn line_limit(&self) -> usize {
+        self.max_line_bytes
+    }
+}
