@@ -16,7 +16,7 @@ use crate::caller::Caller;
 use crate::config::Config;
 use crate::monitor::MonitorRun;
 use crate::os::outdir::OutputDir;
-use crate::os::reaper::reaper;
+use crate::os::reaper;
 use crate::os::{cap, group, spawn};
 use crate::shells::table::{Ended, Shell, StopReason, Table};
 use crate::tasks::{TaskInfo, TaskStatus, Tasks};
@@ -214,14 +214,25 @@ impl Core {
                 cwd: spec.cwd,
                 output: &file,
                 stdout: spec.stdout,
+                extra_env: Vec::new(),
+                startup: None,
             },
             &self.config,
         )
         .and_then(|launch| {
             let table = self.table.clone();
             let tasks = self.config.tasks.clone();
-            let watch = cap::watch(&path, Arc::downgrade(self), key);
-            reaper().spawn(
+            let core = Arc::downgrade(self);
+            let watch = cap::watch(
+                &path,
+                self.config.max_output_bytes,
+                Box::new(move || {
+                    if let Some(core) = core.upgrade() {
+                        core.stop(&[key], StopReason::OutputCap);
+                    }
+                }),
+            );
+            reaper::init()?.spawn(
                 || launch.spawn(),
                 Box::new(move |exit| {
                     cap::unwatch(watch);
@@ -288,6 +299,9 @@ impl Core {
         }
         for &pgid in &pgids {
             self.signal_group(pgid, Signal::SIGTERM);
+            // A stopped process (SIGSTOP, or SIGTTIN from a terminal read)
+            // handles TERM only once it runs again.
+            self.signal_group(pgid, Signal::SIGCONT);
         }
         let deadline = Instant::now() + self.config.kill_grace;
         let inner = self.table.lock();
@@ -313,7 +327,7 @@ impl Core {
     /// reused (Linux frees a pid number only when no process uses it as a
     /// pid, group or session id).
     fn signal_group(&self, pgid: u32, signal: Signal) {
-        if reaper().signal_group(pgid, signal) {
+        if reaper::get().is_some_and(|r| r.signal_group(pgid, signal)) {
             return;
         }
         let one: HashSet<u32> = [pgid].into();

@@ -11,23 +11,24 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
-use std::sync::{OnceLock, Weak};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
 use parking_lot::Mutex;
 
-use crate::core::Core;
-use crate::shells::table::StopReason;
-
 /// The longest a file is left unchecked while it grows; what a command can
 /// write past the cap is at most its write rate times this.
 const THROTTLE: Duration = Duration::from_millis(10);
 
+/// What runs when a file passes its limit: it may block (it runs on a
+/// thread of its own), and runs at most once.
+pub(crate) type OnOver = Box<dyn FnOnce() + Send>;
+
 struct Watched {
-    core: Weak<Core>,
-    key: u64,
+    limit: u64,
+    on_over: OnOver,
     /// Read-only handle: `fstat` on it follows the file through a rename
     /// (a foreground file is renamed when its command moves to the background).
     file: File,
@@ -63,12 +64,19 @@ fn watcher() -> Option<&'static Watcher> {
         .as_ref()
 }
 
-/// Starts watching `path`, the output file of shell `key` of `core`.
-pub(crate) fn watch(path: &Path, core: Weak<Core>, key: u64) -> Watch {
+/// Starts watching `path`: `on_over` runs once its size passes `limit`.
+pub(crate) fn watch(path: &Path, limit: u64, on_over: OnOver) -> Watch {
     let w = watcher()?;
     let file = File::open(path).ok()?;
     let wd = w.inotify.add_watch(path, AddWatchFlags::IN_MODIFY).ok()?;
-    w.watched.lock().insert(wd, Watched { core, key, file });
+    w.watched.lock().insert(
+        wd,
+        Watched {
+            limit,
+            on_over,
+            file,
+        },
+    );
     Some(wd)
 }
 
@@ -104,28 +112,27 @@ fn watch_forever(_keep: Sender<()>, never: Receiver<()>) {
     }
 }
 
-/// Stops the shell behind `wd` if its file has passed the cap.
+/// Runs the callback of `wd` if its file has passed its limit.
 fn check(w: &Watcher, wd: WatchDescriptor) {
     let over = {
-        let watched = w.watched.lock();
+        let mut watched = w.watched.lock();
         let Some(entry) = watched.get(&wd) else {
             return;
         };
-        let Some(core) = entry.core.upgrade() else {
-            return;
-        };
         let size = entry.file.metadata().map(|m| m.len()).unwrap_or(0);
-        (size > core.config.max_output_bytes).then_some((core, entry.key))
+        // Taken out at once: later events of the same file find it gone.
+        if size > entry.limit {
+            watched.remove(&wd)
+        } else {
+            None
+        }
     };
-    if let Some((core, key)) = over {
-        // Stop it only once: later events of the same file find it gone.
-        unwatch(Some(wd));
-        // Stopping waits up to kill_grace: not on this thread, which must
-        // keep watching the other files.
+    if let Some(entry) = over {
+        let _ = w.inotify.rm_watch(wd);
+        // The callback may wait (stopping waits up to kill_grace): not on
+        // this thread, which must keep watching the other files.
         let _ = std::thread::Builder::new()
             .name("bashtools-cap-stop".into())
-            .spawn(move || {
-                core.stop(&[key], StopReason::OutputCap);
-            });
+            .spawn(entry.on_over);
     }
 }
