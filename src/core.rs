@@ -15,6 +15,7 @@ use parking_lot::Mutex;
 use crate::caller::Caller;
 use crate::config::Config;
 use crate::monitor::MonitorRun;
+use crate::os::contain::Contain;
 use crate::os::outdir::OutputDir;
 use crate::os::reaper;
 use crate::os::{cap, group, spawn};
@@ -30,6 +31,9 @@ pub(crate) struct Core {
     pub config: Config,
     pub table: Arc<Table>,
     pub outdir: OutputDir,
+    /// Where the commands are held (cgroups or sessions), and what ended
+    /// commands left running.
+    pub contain: Arc<Contain>,
     /// The N of the next `bash_N`.
     next_bash: AtomicU64,
     /// Names the files of foreground commands.
@@ -58,6 +62,7 @@ impl Core {
         Core {
             config,
             table: Arc::new(Table::default()),
+            contain: Arc::new(Contain::new()),
             outdir,
             next_bash: AtomicU64::new(1),
             next_file: AtomicU64::new(1),
@@ -202,26 +207,30 @@ impl Core {
             key
         };
         let forget = |core: &Core| {
+            core.contain.forget(key);
             core.table.lock().remove(key);
             let _ = std::fs::remove_file(&path);
             if let (Some(tasks), Some(id)) = (&core.config.tasks, &id) {
                 tasks.remove(id);
             }
         };
+        // Containment: a cgroup for the command, joined before it runs.
+        let entering = self.contain.enter(key);
         let spawned = spawn::prepare(
             spawn::SpawnSpec {
                 command: spec.command,
                 cwd: spec.cwd,
                 output: &file,
                 stdout: spec.stdout,
-                extra_env: Vec::new(),
-                startup: None,
+                extra_env: entering.env,
+                startup: entering.startup.as_deref(),
             },
             &self.config,
         )
         .and_then(|launch| {
             let table = self.table.clone();
             let tasks = self.config.tasks.clone();
+            let contain = self.contain.clone();
             let core = Arc::downgrade(self);
             let watch = cap::watch(
                 &path,
@@ -235,7 +244,9 @@ impl Core {
             reaper::init()?.spawn(
                 || launch.spawn(),
                 Box::new(move |exit| {
-                    cap::unwatch(watch);
+                    // Containment: an empty cell is removed now; the cap
+                    // keeps watching while a lingering tree can write.
+                    contain.leader_exited(key, Box::new(move || cap::unwatch(watch)));
                     let ended = table.record_exit(key, exit);
                     if let (Some(tasks), Some(ended)) = (&tasks, ended) {
                         Core::notify_end(tasks, ended);
@@ -255,6 +266,7 @@ impl Core {
             if let Some(s) = inner.shells.get_mut(&key) {
                 s.pid = pid;
             }
+            self.contain.spawned(key, pid);
             inner.closed
         };
         if closed {
@@ -274,16 +286,30 @@ impl Core {
     }
 
     /// [`stop`](Self::stop), plus the groups `pgids` whose leaders have
-    /// already been reaped (what ended commands left running).
+    /// already been reaped (what ended commands left running in session
+    /// mode). `keys` may name commands whose records are gone: their cells
+    /// (lingering trees) are stopped too.
     fn stop_groups(&self, keys: &[u64], mut pgids: HashSet<u32>, reason: StopReason) -> Vec<u64> {
         let mut marked = Vec::new();
         // Only spawned shells are waited for: one still being spawned by
         // another thread (pid 0) is stopped by that thread (see `start`).
         let mut spawned = Vec::new();
+        // Containment: commands held in a cell are signalled and waited for
+        // through it; their leaders are signalled alone, by the reaper.
+        let mut cells = Vec::new();
+        let mut leaders = HashSet::new();
+        let mut forgotten = Vec::new();
         {
             let mut inner = self.table.lock();
             for &key in keys {
+                let in_cell = self.contain.in_cell(key);
                 let Some(shell) = inner.shells.get_mut(&key) else {
+                    // A command whose record is gone: its lingering tree.
+                    if in_cell {
+                        cells.push(key);
+                    } else {
+                        forgotten.push(key);
+                    }
                     continue;
                 };
                 if shell.pid == 0 {
@@ -294,31 +320,68 @@ impl Core {
                     shell.stop.get_or_insert(reason);
                     marked.push(key);
                 }
-                pgids.insert(shell.pid);
+                if in_cell {
+                    cells.push(key);
+                    leaders.insert(shell.pid);
+                } else {
+                    pgids.insert(shell.pid);
+                }
             }
         }
-        for &pgid in &pgids {
-            self.signal_group(pgid, Signal::SIGTERM);
-            // A stopped process (SIGSTOP, or SIGTTIN from a terminal read)
-            // handles TERM only once it runs again.
-            self.signal_group(pgid, Signal::SIGCONT);
+        if !forgotten.is_empty() {
+            pgids.extend(self.contain.lingering_sessions(&forgotten));
+        }
+        // A stopped process (SIGSTOP, or SIGTTIN from a terminal read)
+        // handles TERM only once it runs again: CONT right after TERM.
+        for signal in [Signal::SIGTERM, Signal::SIGCONT] {
+            self.signal_all(&pgids, &leaders, &cells, signal);
         }
         let deadline = Instant::now() + self.config.kill_grace;
         let inner = self.table.lock();
         let (inner, _) = self.table.wait_exited(inner, &spawned, Some(deadline));
         drop(inner);
         let left = group::wait_gone(&pgids, deadline);
-        if !left.is_empty() {
-            for &pgid in &left {
-                self.signal_group(pgid, Signal::SIGKILL);
-            }
+        let left_cells = self.contain.wait_gone(&cells, deadline);
+        if !left.is_empty() || !left_cells.is_empty() {
+            self.signal_all(&left, &leaders, &[], Signal::SIGKILL);
+            self.contain.kill(&left_cells);
             let after = Instant::now() + AFTER_KILL;
             let inner = self.table.lock();
             let (inner, _) = self.table.wait_exited(inner, &spawned, Some(after));
             drop(inner);
             group::wait_gone(&left, after);
+            self.contain.wait_gone(&left_cells, after);
         }
+        self.contain.release(keys);
         marked
+    }
+
+    /// `signal` to the sessions `pgids` (their groups and the members that
+    /// left them), to the unreaped `leaders` alone, and to every member of
+    /// the cells of `cells` but those leaders.
+    fn signal_all(
+        &self,
+        pgids: &HashSet<u32>,
+        leaders: &HashSet<u32>,
+        cells: &[u64],
+        signal: Signal,
+    ) {
+        for &pgid in pgids {
+            self.signal_group(pgid, signal);
+            group::signal_session(pgid, signal);
+        }
+        if let Some(reaper) = reaper::get() {
+            for &pid in leaders {
+                reaper.signal_leader(pid, signal);
+            }
+        }
+        self.contain.signal(cells, signal, leaders);
+    }
+
+    /// Whether shell `key` has ended while processes it started still run
+    /// (`kill_shell` stops those too).
+    pub(crate) fn lingers(&self, key: u64) -> bool {
+        self.contain.lingers(key)
     }
 
     /// Signals a group: through the reaper while its leader is unreaped (a
@@ -360,26 +423,24 @@ impl Core {
     /// Stops every running shell and refuses new ones, and stops what ended
     /// commands left running in their groups. Idempotent.
     pub(crate) fn stop_all(&self) {
-        let (keys, ended) = {
+        let mut keys: Vec<u64> = {
             let mut inner = self.table.lock();
             inner.closed = true;
-            let keys: Vec<u64> = inner
+            // The table's ring of ended groups is not needed: containment
+            // knows every command that may have left something running.
+            inner.finished_groups.clear();
+            inner
                 .shells
                 .iter()
                 .filter(|(_, s)| s.is_running())
                 .map(|(&k, _)| k)
-                .collect();
-            let mut ended: HashSet<u32> = inner.finished_groups.drain(..).collect();
-            ended.extend(
-                inner
-                    .shells
-                    .values()
-                    .filter(|s| !s.is_running() && s.pid != 0)
-                    .map(|s| s.pid),
-            );
-            (keys, ended)
+                .collect()
         };
-        let lingering = group::lingering(&ended);
+        // Containment: every tree an ended command left running, however
+        // many commands ran since (cells, or sessions with members left).
+        let lingering_keys = self.contain.lingering_keys();
+        let lingering = self.contain.lingering_sessions(&lingering_keys);
+        keys.extend(lingering_keys);
         if !keys.is_empty() || !lingering.is_empty() {
             self.stop_groups(&keys, lingering, StopReason::StopAll);
         }

@@ -95,6 +95,7 @@ pub use crate::caller::Caller;
 pub use crate::config::{Builder, Unattended, Validator};
 pub use crate::error::Error;
 pub use crate::monitor::MonitorOptions;
+pub use crate::os::contain::Containment;
 pub use crate::pending::Pending;
 pub use crate::tasks::{
     NewTask, Notification, StopFn, TaskHandle, TaskInfo, TaskStatus, Tasks, DEFAULT_QUEUE_LIMIT,
@@ -215,6 +216,20 @@ impl BashTools {
     pub fn server(&self) -> &mcp::McpServer {
         self.server
             .get_or_init(|| mcp::McpServer::new(self.core.clone()))
+    }
+
+    /// How the commands are contained: [`Containment::Cgroup`] where a cgroup
+    /// (v2) could be made under this process's own, else
+    /// [`Containment::Session`]. Decided when the value is built; setting
+    /// `BASHTOOLS_CONTAINMENT=session` in the environment asks for sessions.
+    pub fn containment(&self) -> Containment {
+        self.core.contain.mode()
+    }
+
+    /// The cgroup that holds this value's commands (one cgroup per command
+    /// under it), in cgroup mode; removed on drop.
+    pub fn cgroup(&self) -> Option<&Path> {
+        self.core.contain.jail_dir()
     }
 
     /// The private directory the output files are written to (removed on drop).

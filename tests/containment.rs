@@ -102,3 +102,178 @@ fn a_command_starts_a_session_of_its_own() {
     assert_eq!(f.len(), 3, "{}", r.text);
     assert!(f[0] == f[1] && f[1] == f[2], "sid = pgid = pid: {}", r.text);
 }
+
+// ---- escapes, in cgroup mode --------------------------------------------
+
+mod escapes;
+
+use bashtools::{BashTools, Containment};
+use escapes::{left_after, marker, wait_started, Escape};
+
+/// Tools in cgroup mode, or `None` (said on stderr) where this machine
+/// cannot make cgroups: `tests/containment_sessions.rs` checks the fallback.
+fn cgroup_tools() -> Option<BashTools> {
+    let tools = tools();
+    if tools.containment() != Containment::Cgroup {
+        eprintln!("SKIP: no cgroup v2 can be made here: the session fallback is tested instead");
+        assert_eq!(tools.containment(), Containment::Session);
+        return None;
+    }
+    Some(tools)
+}
+
+/// How the escape's command is stopped.
+#[derive(Clone, Copy)]
+enum Way {
+    KillShell,
+    StopAll,
+    Drop,
+}
+
+/// Starts `escape`, stops it `way`, and checks nothing with its marker is
+/// left, and no zombie child of ours.
+fn escape_is_stopped(escape: Escape, way: Way) {
+    if !escape.available() {
+        eprintln!("SKIP: {escape:?} needs a tool this machine lacks");
+        return;
+    }
+    let Some(tools) = cgroup_tools() else {
+        return;
+    };
+    let m = marker();
+    match way {
+        Way::KillShell => {
+            let cmd = format!("{}\nsleep {m}", escape.command(&m));
+            let r = bash(&tools, json!({"command": cmd, "run_in_background": true}));
+            let id = id_in(&r.text);
+            wait_started(&m);
+            wait_until("the escape and the leader's sleep run", || {
+                escapes::with_marker(&m).len() >= 2
+            });
+            let r = tools.kill_shell(&json!({"shell_id": id}));
+            assert!(!r.is_error, "{}", r.text);
+            let left = left_after(&m, Duration::from_millis(1));
+            assert!(left.is_empty(), "{escape:?} survived kill_shell: {left:?}");
+        }
+        Way::StopAll | Way::Drop => {
+            let cmd = format!("{}\necho started", escape.command(&m));
+            let r = bash(&tools, json!({"command": cmd}));
+            assert_eq!(r.text, "started");
+            wait_started(&m);
+            if let Way::StopAll = way {
+                tools.stop_all();
+            } else {
+                drop(tools);
+            }
+            let left = left_after(&m, Duration::from_millis(1));
+            assert!(left.is_empty(), "{escape:?} survived: {left:?}");
+        }
+    }
+    wait_until("no zombie child is left", || zombie_children().is_empty());
+}
+
+macro_rules! escape_tests {
+    ($($name:ident: $escape:expr, $way:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                escape_is_stopped($escape, $way);
+            }
+        )*
+    };
+}
+
+escape_tests! {
+    setsid_is_stopped_by_kill_shell: Escape::Setsid, Way::KillShell;
+    setsid_is_stopped_by_stop_all: Escape::Setsid, Way::StopAll;
+    setsid_is_stopped_by_drop: Escape::Setsid, Way::Drop;
+    job_control_is_stopped_by_kill_shell: Escape::JobControl, Way::KillShell;
+    job_control_is_stopped_by_stop_all: Escape::JobControl, Way::StopAll;
+    job_control_is_stopped_by_drop: Escape::JobControl, Way::Drop;
+    double_fork_is_stopped_by_kill_shell: Escape::DoubleFork, Way::KillShell;
+    double_fork_is_stopped_by_stop_all: Escape::DoubleFork, Way::StopAll;
+    double_fork_is_stopped_by_drop: Escape::DoubleFork, Way::Drop;
+    python_new_session_is_stopped_by_kill_shell: Escape::Python, Way::KillShell;
+    python_new_session_is_stopped_by_stop_all: Escape::Python, Way::StopAll;
+    python_new_session_is_stopped_by_drop: Escape::Python, Way::Drop;
+    tmux_is_stopped_by_kill_shell: Escape::Tmux, Way::KillShell;
+    tmux_is_stopped_by_stop_all: Escape::Tmux, Way::StopAll;
+    tmux_is_stopped_by_drop: Escape::Tmux, Way::Drop;
+}
+
+#[test]
+fn a_command_runs_in_a_cgroup_of_its_own_under_the_owners() {
+    let Some(tools) = cgroup_tools() else {
+        return;
+    };
+    let jail = tools.cgroup().unwrap().to_path_buf();
+    let r = bash(
+        &tools,
+        json!({"command": "cat /proc/self/cgroup; echo \"[$BASH_ENV]\""}),
+    );
+    let line = r.text.lines().find(|l| l.starts_with("0::")).unwrap();
+    let name = jail.file_name().unwrap().to_str().unwrap();
+    assert!(line.contains(&format!("/{name}/c")), "{}", r.text);
+    assert!(
+        r.text.ends_with("[]"),
+        "BASH_ENV is the user's (none): {}",
+        r.text
+    );
+    // Once the command is gone, so is its cell.
+    wait_until("the command's cell is removed", || {
+        std::fs::read_dir(&jail)
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_type().unwrap().is_dir())
+    });
+    drop(tools);
+    assert!(!jail.exists(), "the owner's cgroup is removed on drop");
+}
+
+#[test]
+fn the_users_bash_env_still_runs_after_the_cgroup_is_joined() {
+    let scratch = Scratch::new("bash-env");
+    let env_file = scratch.path("env.sh");
+    std::fs::write(&env_file, "greeting=from-bash-env\n").unwrap();
+    let tools = builder().env("BASH_ENV", &env_file).build().unwrap();
+    let r = bash(
+        &tools,
+        json!({"command": "echo \"$greeting $BASH_ENV $?\""}),
+    );
+    assert_eq!(r.text, format!("from-bash-env {} 0", env_file.display()));
+}
+
+#[test]
+fn a_lingering_tree_is_stopped_by_kill_shell_and_keeps_its_status() {
+    let tools = tools();
+    let m = marker();
+    let r = bash(
+        &tools,
+        json!({"command": format!("sleep {m} & echo started"), "run_in_background": true}),
+    );
+    let id = id_in(&r.text);
+    wait_until("the leader has ended", || {
+        tools
+            .bash_output(&json!({"bash_id": id}))
+            .text
+            .contains("<status>completed</status>")
+    });
+    wait_started(&m);
+    let r = tools.kill_shell(&json!({"shell_id": id}));
+    assert_eq!(
+        (r.text.as_str(), r.is_error),
+        (
+            format!("Successfully stopped task: {id} (sleep {m} & echo started)").as_str(),
+            false
+        )
+    );
+    assert!(left_after(&m, Duration::from_millis(1)).is_empty());
+    let r = tools.bash_output(&json!({"bash_id": id}));
+    assert!(r.text.contains("<status>completed</status>"), "{}", r.text);
+    // Nothing is left now: the usual answer.
+    let r = tools.kill_shell(&json!({"shell_id": id}));
+    assert_eq!(
+        r.text,
+        format!("Task {id} is not running (status: completed)")
+    );
+}

@@ -127,6 +127,17 @@ impl Reaper {
         true
     }
 
+    /// Sends `signal` to the leader `pid` alone (not its group) if it has
+    /// not been reaped yet.
+    pub(crate) fn signal_leader(&self, pid: u32, signal: Signal) -> bool {
+        let owned = self.owned.lock();
+        if !owned.contains_key(&(pid as i32)) {
+            return false;
+        }
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid as i32), signal);
+        true
+    }
+
     /// Collects every owned pid that has ended; runs the hooks outside the
     /// lock, so a hook may call back into the reaper (to signal, or to spawn).
     fn sweep(&self) {

@@ -17,20 +17,22 @@ pub(crate) fn kill_shell(core: &Arc<Core>, input: &Value) -> ToolResult {
 fn run(core: &Arc<Core>, input: &Value) -> Result<ToolResult, String> {
     let args = input::object(input)?;
     let id = input::required_str(args, "shell_id")?;
-    let (key, command) = {
+    let (key, command, lingering) = {
         let inner = core.table.lock();
         let Some(key) = inner.by_id(id) else {
             drop(inner);
             return other_entry(core, id);
         };
         let shell = &inner.shells[&key];
-        if !shell.is_running() {
+        // An ended shell whose processes still run is stopped all the same.
+        let lingering = !shell.is_running() && core.lingers(key);
+        if !shell.is_running() && !lingering {
             return Err(texts::not_running(id, shell.status()));
         }
-        (key, shell.command.clone())
+        (key, shell.command.clone(), lingering)
     };
     let stopped = core.stop(&[key], StopReason::Killed);
-    if stopped.is_empty() {
+    if stopped.is_empty() && !lingering {
         // It ended on its own between the look-up and the signal.
         let inner = core.table.lock();
         let status = inner.shells.get(&key).map_or("completed", |s| s.status());
