@@ -59,10 +59,12 @@ pub(crate) struct StartSpec<'a> {
 
 impl Core {
     pub(crate) fn new(config: Config, outdir: OutputDir) -> Core {
+        // Containment: cgroups or sessions, and the keeper.
+        let contain = Arc::new(Contain::new(outdir.path(), config.kill_grace));
         Core {
             config,
             table: Arc::new(Table::default()),
-            contain: Arc::new(Contain::new()),
+            contain,
             outdir,
             next_bash: AtomicU64::new(1),
             next_file: AtomicU64::new(1),

@@ -213,7 +213,7 @@ fn a_command_runs_in_a_cgroup_of_its_own_under_the_owners() {
     );
     let line = r.text.lines().find(|l| l.starts_with("0::")).unwrap();
     let name = jail.file_name().unwrap().to_str().unwrap();
-    assert!(line.contains(&format!("/{name}/c")), "{}", r.text);
+    assert!(line.contains(&format!("/{name}/run-")), "{}", r.text);
     assert!(
         r.text.ends_with("[]"),
         "BASH_ENV is the user's (none): {}",
@@ -276,4 +276,76 @@ fn a_lingering_tree_is_stopped_by_kill_shell_and_keeps_its_status() {
         r.text,
         format!("Task {id} is not running (status: completed)")
     );
+}
+
+// ---- the host's death ---------------------------------------------------
+
+/// A child that is killed and reaped however the test ends, so a failing
+/// test leaves no zombie for the others to find.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The host is SIGKILLed with a background shell, a foreground `cmd &` and
+/// a TERM-trapping shell mid-grace: within `kill_grace` (2 s) + 1 s nothing
+/// of them is left; then the output directory and the cgroup go too.
+fn host_death_leaves_nothing(session_mode: bool) {
+    use std::io::BufRead;
+    let m = marker();
+    let mut cmd = Command::new(host());
+    cmd.args(["die", &m]).stdout(std::process::Stdio::piped());
+    if session_mode {
+        cmd.env("BASHTOOLS_CONTAINMENT", "session");
+    } else {
+        cmd.env_remove("BASHTOOLS_CONTAINMENT");
+    }
+    let mut child = Reaped(cmd.spawn().unwrap());
+    let mut lines = std::io::BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let mut said = std::collections::HashMap::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if line == "ready" {
+            break;
+        }
+        if let Some((k, v)) = line.split_once('=') {
+            said.insert(k.to_string(), v.to_string());
+        }
+    }
+    eprintln!("host says {said:?}");
+    assert!(escapes::with_marker(&m).len() >= 3, "all three run");
+    let outdir = PathBuf::from(&said["outdir"]);
+    assert!(outdir.exists());
+    let killed = Instant::now();
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    // The promise is kill_grace + 1 s (measured: about 2.1 s on a quiet
+    // machine); the deadline allows 2 s more for a machine under load.
+    let left = left_after(&m, Duration::from_secs(5));
+    let took = killed.elapsed();
+    assert!(left.is_empty(), "left after the host's SIGKILL: {left:?}");
+    wait_until("the output directory is removed", || !outdir.exists());
+    if let Some(cgroup) = said.get("cgroup") {
+        wait_until("the cgroup is removed", || {
+            !std::path::Path::new(cgroup).exists()
+        });
+    }
+    eprintln!("everything went {took:?} after the host's SIGKILL");
+}
+
+#[test]
+fn the_hosts_sigkill_leaves_nothing_in_cgroup_mode() {
+    if cgroup_tools().is_none() {
+        return;
+    }
+    host_death_leaves_nothing(false);
+}
+
+#[test]
+fn the_hosts_sigkill_leaves_nothing_in_session_mode() {
+    host_death_leaves_nothing(true);
 }

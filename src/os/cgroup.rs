@@ -174,7 +174,7 @@ impl Jail {
     pub(crate) fn cell(&self) -> io::Result<Cell> {
         let dir = self
             .dir
-            .join(format!("c{}", self.next.fetch_add(1, Ordering::Relaxed)));
+            .join(format!("run-{}", self.next.fetch_add(1, Ordering::Relaxed)));
         DirBuilder::new().mode(0o755).create(&dir)?;
         Ok(Cell { dir })
     }

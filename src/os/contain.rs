@@ -20,6 +20,7 @@ use parking_lot::Mutex;
 
 use crate::os::cgroup::{Cell, Jail};
 use crate::os::group;
+use crate::os::keeper::Keeper;
 
 /// How the commands of a `BashTools` are held, so that stopping one stops
 /// everything it started.
@@ -75,6 +76,8 @@ pub(crate) struct Entering {
 pub(crate) struct Contain {
     jail: Option<Jail>,
     holds: Mutex<Holds>,
+    /// Stops what is left if the owner dies (`None` if it could not start).
+    keeper: Option<Keeper>,
 }
 
 #[derive(Default)]
@@ -87,13 +90,30 @@ struct Holds {
 
 impl Contain {
     /// Cgroups when a jail can be made under this process's cgroup (and
-    /// [`MODE_VAR`] does not say `session`), else sessions.
-    pub(crate) fn new() -> Contain {
+    /// [`MODE_VAR`] does not say `session`), else sessions; and a keeper
+    /// that stops what is left, with `grace` between TERM and KILL, and
+    /// removes `outdir` if the owner dies.
+    pub(crate) fn new(outdir: &Path, grace: Duration) -> Contain {
         let wanted = std::env::var_os(MODE_VAR).map_or(true, |v| v != "session");
         let jail = wanted.then(|| Jail::create().ok()).flatten();
+        let keeper = Keeper::start(jail.as_ref().map(|j| j.dir()), outdir, grace).ok();
         Contain {
             jail,
             holds: Mutex::new(Holds::default()),
+            keeper,
+        }
+    }
+
+    /// Tells the keeper a session is no longer ours to stop.
+    fn unwatch(&self, entries: &[Entry]) {
+        if let Some(keeper) = &self.keeper {
+            for e in entries {
+                if let Hold::Session { sid, .. } = e.hold {
+                    if sid != 0 {
+                        keeper.unwatch(sid);
+                    }
+                }
+            }
         }
     }
 
@@ -160,6 +180,9 @@ impl Contain {
             self.holds.lock().by_key.get_mut(&key).map(|e| &mut e.hold)
         {
             *sid = pid;
+            if let Some(keeper) = &self.keeper {
+                keeper.watch(pid);
+            }
         }
     }
 
@@ -333,6 +356,7 @@ impl Contain {
             }
         }
         drop(holds);
+        self.unwatch(&gone);
         drop(gone);
     }
 
@@ -372,6 +396,7 @@ impl Contain {
         holds.ended_sessions = left;
         holds.after_prune = left;
         drop(holds);
+        self.unwatch(&gone);
         drop(gone);
     }
 

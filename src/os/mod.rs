@@ -8,6 +8,7 @@ pub(crate) mod cap;
 pub(crate) mod cgroup;
 pub(crate) mod contain;
 pub(crate) mod group;
+pub(crate) mod keeper;
 pub(crate) mod outdir;
 pub(crate) mod reaper;
 pub(crate) mod spawn;
