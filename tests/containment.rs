@@ -349,3 +349,46 @@ fn the_hosts_sigkill_leaves_nothing_in_cgroup_mode() {
 fn the_hosts_sigkill_leaves_nothing_in_session_mode() {
     host_death_leaves_nothing(true);
 }
+
+#[test]
+fn the_output_cap_holds_after_the_leader_exits() {
+    let tools = builder().max_output_bytes(1_000_000).build().unwrap();
+    let m = marker();
+    let cmd = format!("(while :; do head -c 100000 /dev/zero; sleep 0.01; done; : {m}) & exit 0");
+    let r = bash(&tools, json!({"command": cmd, "run_in_background": true}));
+    let id = id_in(&r.text);
+    let path = tools.output_directory().join(format!("{id}.output"));
+    // The writer is stopped for the cap although its leader is long gone.
+    let left = left_after(&m, Duration::from_secs(30));
+    assert!(left.is_empty(), "the writer ran on: {left:?}");
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(size < 10_000_000, "the file grew to {size} bytes");
+    let r = tools.bash_output(&json!({"bash_id": id}));
+    assert!(
+        r.text.contains("<status>completed</status>"),
+        "{}",
+        &r.text[..200.min(r.text.len())]
+    );
+}
+
+#[test]
+fn output_directories_of_dead_owners_are_removed_when_tools_start_in_their_root() {
+    let root = Scratch::new("stale");
+    let dead = {
+        let mut c = Command::new("true").spawn().unwrap();
+        c.wait().unwrap();
+        c.id()
+    };
+    let stale = root.path(&format!("bashtools-{dead}-0-1"));
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::write(stale.join("bash_1.output"), "old").unwrap();
+    // Alive owner (us), and a name not of the crate's pattern: kept.
+    let alive = root.path(&format!("bashtools-{}-99-1", std::process::id()));
+    std::fs::create_dir(&alive).unwrap();
+    let other = root.path(&format!("bashtools-{dead}-notours"));
+    std::fs::create_dir(&other).unwrap();
+    let tools = builder().output_root(&root.0).build().unwrap();
+    assert!(!stale.exists(), "a dead owner's directory is removed");
+    assert!(alive.exists() && other.exists());
+    drop(tools);
+}

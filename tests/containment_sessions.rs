@@ -110,3 +110,18 @@ fn python_new_session_escapes_drop_in_session_mode() {
         "a new session is out of reach without a cgroup"
     );
 }
+
+#[test]
+fn the_output_cap_holds_after_the_leader_exits_in_session_mode() {
+    std::env::set_var("BASHTOOLS_CONTAINMENT", "session");
+    let tools = builder().max_output_bytes(1_000_000).build().unwrap();
+    let m = marker();
+    let cmd = format!("(while :; do head -c 100000 /dev/zero; sleep 0.01; done; : {m}) & exit 0");
+    let r = bash(&tools, json!({"command": cmd, "run_in_background": true}));
+    let id = id_in(&r.text);
+    let path = tools.output_directory().join(format!("{id}.output"));
+    let left = left_after(&m, Duration::from_secs(30));
+    assert!(left.is_empty(), "the writer ran on: {left:?}");
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(size < 10_000_000, "the file grew to {size} bytes");
+}
