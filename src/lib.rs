@@ -135,6 +135,7 @@ pub use crate::api::{BashTools, Settings};
 pub use crate::caller::Caller;
 pub use crate::config::{defaults, MonitorOptions, Unattended, Validator};
 pub use crate::error::{Error, ErrorKind};
+pub use crate::os::contain::Containment;
 pub use crate::pending::{CommandHandle, Pending};
 pub use crate::status::{ParseStatusError, TaskStatus};
 pub use crate::tasks::{

@@ -262,8 +262,9 @@ impl Builder {
         crate::timer::start().map_err(|e| Error::thread("timer thread", e))?;
         let (config, tasks) = self.settle()?;
         let config = Arc::new(config);
-        let process = Arc::new(RealProcess::new(config.clone()));
-        BashTools::from_parts(config, tasks, process)
+        BashTools::from_parts(config.clone(), tasks, |outdir| {
+            Arc::new(RealProcess::new(config, outdir))
+        })
     }
 
     /// Builds tools whose commands are `process`'s (a fake, in tests).
@@ -273,7 +274,7 @@ impl Builder {
         process: Arc<dyn crate::shells::process::Process>,
     ) -> Result<BashTools, Error> {
         let (config, tasks) = self.settle()?;
-        BashTools::from_parts(Arc::new(config), tasks, process)
+        BashTools::from_parts(Arc::new(config), tasks, |_| process)
     }
 
     /// The settled configuration, and the registry.

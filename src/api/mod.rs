@@ -9,7 +9,7 @@ pub(crate) mod types;
 #[cfg(test)]
 mod state_machine_tests;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +20,7 @@ use self::types::{CallError, Command, NewOutput, Outcome, ShellId, ShellInfo};
 use crate::caller::Caller;
 use crate::config::Config;
 use crate::error::Error;
+use crate::os::contain::Containment;
 use crate::os::outdir::OutputDir;
 use crate::pending::{Completer, Pending};
 use crate::shells::process::Process;
@@ -84,10 +85,11 @@ impl BashTools {
     pub(crate) fn from_parts(
         config: Arc<Config>,
         tasks: Option<Tasks>,
-        process: Arc<dyn Process>,
+        process: impl FnOnce(&Path) -> Arc<dyn Process>,
     ) -> Result<BashTools, Error> {
         let outdir = OutputDir::create(&config.output_root)
             .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
+        let process = process(outdir.path());
         let core = Core::new(config, tasks, outdir, process);
         Ok(BashTools {
             owner: Arc::new(Owner { core }),
@@ -240,6 +242,20 @@ impl BashTools {
     /// calls it at the end of its session.
     pub fn close(&self) {
         self.core().close();
+    }
+
+    /// How the commands are contained: [`Containment::Cgroup`] where a
+    /// cgroup could be made for these tools (cgroup v2, writable: root, or
+    /// a delegated subtree), else [`Containment::Session`]. Decided when
+    /// the value is built; `BASHTOOLS_CONTAINMENT=session` in the
+    /// environment asks for sessions.
+    pub fn containment(&self) -> Containment {
+        self.core().shells.process().containment()
+    }
+
+    /// The cgroup that holds every command of these tools, in cgroup mode.
+    pub fn cgroup(&self) -> Option<PathBuf> {
+        self.core().shells.process().cgroup()
     }
 
     /// The task registry these tools notify, if one was configured.

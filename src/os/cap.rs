@@ -22,12 +22,13 @@ use parking_lot::Mutex;
 /// write past the cap is at most its write rate times this.
 const THROTTLE: Duration = Duration::from_millis(10);
 
-/// Called once when a watched file passes its limit.
-type OnOver = Box<dyn FnOnce() + Send>;
+/// What runs when a file passes its limit: it may block (it runs on a
+/// thread of its own), and runs at most once.
+pub(crate) type OnOver = Box<dyn FnOnce() + Send>;
 
 struct Watched {
     limit: u64,
-    on_over: Option<OnOver>,
+    on_over: OnOver,
     /// Read-only handle: `fstat` on it follows the file through a rename
     /// (a foreground file is renamed when its command moves to the background).
     file: File,
@@ -63,9 +64,8 @@ fn watcher() -> Option<&'static Watcher> {
         .as_ref()
 }
 
-/// Starts watching `path`: `on_over` runs once, on a thread of its own
-/// (it may block, e.g. to stop a command), when the file passes `limit` bytes.
-pub(crate) fn watch(path: &Path, limit: u64, on_over: impl FnOnce() + Send + 'static) -> Watch {
+/// Starts watching `path`: `on_over` runs once its size passes `limit`.
+pub(crate) fn watch(path: &Path, limit: u64, on_over: OnOver) -> Watch {
     let w = watcher()?;
     let file = File::open(path).ok()?;
     let wd = w.inotify.add_watch(path, AddWatchFlags::IN_MODIFY).ok()?;
@@ -73,7 +73,7 @@ pub(crate) fn watch(path: &Path, limit: u64, on_over: impl FnOnce() + Send + 'st
         wd,
         Watched {
             limit,
-            on_over: Some(Box::new(on_over)),
+            on_over,
             file,
         },
     );
@@ -112,27 +112,27 @@ fn watch_forever(_keep: Sender<()>, never: Receiver<()>) {
     }
 }
 
-/// Runs the callback of the file behind `wd` if it has passed its limit.
+/// Runs the callback of `wd` if its file has passed its limit.
 fn check(w: &Watcher, wd: WatchDescriptor) {
     let over = {
         let mut watched = w.watched.lock();
-        let Some(entry) = watched.get_mut(&wd) else {
+        let Some(entry) = watched.get(&wd) else {
             return;
         };
         let size = entry.file.metadata().map(|m| m.len()).unwrap_or(0);
+        // Taken out at once: later events of the same file find it gone.
         if size > entry.limit {
-            entry.on_over.take()
+            watched.remove(&wd)
         } else {
             None
         }
     };
-    if let Some(on_over) = over {
-        // Only once: later events of the same file find it gone.
-        unwatch(Some(wd));
+    if let Some(entry) = over {
+        let _ = w.inotify.rm_watch(wd);
         // The callback may wait (stopping waits up to kill_grace): not on
         // this thread, which must keep watching the other files.
         let _ = std::thread::Builder::new()
             .name("bashtools-cap-stop".into())
-            .spawn(on_over);
+            .spawn(entry.on_over);
     }
 }

@@ -1,12 +1,17 @@
-//! Process groups: finding what is left of one, waiting for it to go, and
-//! signalling it (`killpg(2)`, `pidfd_open(2)`, `proc(5)`).
+//! Sessions and process groups: finding what is left of one, waiting for it
+//! to go, and signalling it (`killpg(2)`, `pidfd_open(2)`,
+//! `pidfd_send_signal(2)`, `proc(5)`).
 //!
-//! The reaper knows only the group leader. A command's grandchildren (a
-//! `(sleep 1000 &)`, a server started with `&`) stay in its group after the
-//! leader exits, so stopping a shell means stopping the whole group, and
-//! knowing when it is gone means looking at the group itself: `/proc` lists
-//! its members, and a pidfd per member turns "wait until they exit" into a
-//! `poll(2)` with a deadline instead of a sleep loop.
+//! Every command leads a session of its own, whose id is also its group id
+//! and its leader's pid. The reaper knows only the leader. A command's
+//! grandchildren (a `(sleep 1000 &)`, a server started with `&`) stay in its
+//! group after the leader exits, and a job started under `set -m` leaves the
+//! group but stays in the session, so a member is any process whose group
+//! *or* session is the command's; knowing when they are gone means looking
+//! at them: `/proc` lists them, and a pidfd per member turns "wait until
+//! they exit" into a `poll(2)` with a deadline instead of a sleep loop.
+//! (What calls `setsid` itself leaves both: only a cgroup holds it, see
+//! `cgroup.rs`.)
 
 use std::collections::HashSet;
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
@@ -25,9 +30,9 @@ pub(crate) fn killpg_checked(pgid: u32, signal: Signal) {
     let _ = killpg(Pid::from_raw(pgid as i32), signal);
 }
 
-/// The live (non-zombie) members of the groups `pgids`, as (pid, pgid),
-/// from one scan of `/proc/*/stat`. Zombies are left out: they have ended,
-/// and reaping them is their parent's business.
+/// The live (non-zombie) members of the sessions (or groups) `pgids`, as
+/// (pid, id), from one scan of `/proc/*/stat`. Zombies are left out: they
+/// have ended, and reaping them is their parent's business.
 pub(crate) fn live_members(pgids: &HashSet<u32>) -> Vec<(u32, u32)> {
     if pgids.is_empty() {
         return Vec::new();
@@ -36,11 +41,15 @@ pub(crate) fn live_members(pgids: &HashSet<u32>) -> Vec<(u32, u32)> {
         return Vec::new();
     };
     dir.filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| match stat_of(pid) {
-            Some((state, pgrp)) if pgids.contains(&pgrp) && state != 'Z' && state != 'X' => {
-                Some((pid, pgrp))
+        .filter_map(|pid| {
+            let (state, pgrp, sid) = stat_of(pid)?;
+            if state == 'Z' || state == 'X' {
+                return None;
             }
-            _ => None,
+            [pgrp, sid]
+                .into_iter()
+                .find(|id| pgids.contains(id))
+                .map(|id| (pid, id))
         })
         .collect()
 }
@@ -59,8 +68,8 @@ pub(crate) fn lingering(pgids: &HashSet<u32>) -> HashSet<u32> {
         .collect()
 }
 
-/// (state, pgrp) of a process from `/proc/PID/stat`.
-fn stat_of(pid: u32) -> Option<(char, u32)> {
+/// (state, pgrp, session) of a process from `/proc/PID/stat`.
+fn stat_of(pid: u32) -> Option<(char, u32, u32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may itself hold spaces or
     // parentheses: the fields after the last ')' are what we want.
@@ -69,7 +78,8 @@ fn stat_of(pid: u32) -> Option<(char, u32)> {
     let state = fields.next()?.chars().next()?;
     let _ppid = fields.next()?;
     let pgrp = fields.next()?.parse().ok()?;
-    Some((state, pgrp))
+    let sid = fields.next()?.parse().ok()?;
+    Some((state, pgrp, sid))
 }
 
 /// Waits until the groups `pgids` have no live member or `deadline` passes.
@@ -110,6 +120,38 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Option<Instant>) -> Hash
             } else {
                 PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
             },
+        );
+    }
+}
+
+/// Sends `signal` to every live member of session `sid` that left its
+/// group (`set -m` jobs), through a pidfd each, checked after it is opened
+/// so a recycled pid is never hit. The group itself is `killpg`'s.
+pub(crate) fn signal_session(sid: u32, signal: Signal) {
+    let one: HashSet<u32> = [sid].into();
+    for (pid, _) in live_members(&one) {
+        let Some(fd) = pidfd_open(pid) else {
+            continue;
+        };
+        if matches!(stat_of(pid), Some((_, pgrp, s)) if s == sid && pgrp != sid) {
+            pidfd_signal(&fd, signal);
+        }
+    }
+}
+
+/// `pidfd_send_signal(2)`: the process the descriptor was opened for, or
+/// nobody (ESRCH) if it has ended since.
+pub(crate) fn pidfd_signal(fd: &OwnedFd, signal: Signal) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain syscall on a descriptor we own; a null siginfo asks
+    // for the same as kill(2).
+    unsafe {
+        nix::libc::syscall(
+            nix::libc::SYS_pidfd_send_signal,
+            fd.as_raw_fd(),
+            signal as i32,
+            std::ptr::null::<nix::libc::siginfo_t>(),
+            0,
         );
     }
 }

@@ -5,7 +5,10 @@
 //! leaf modules and reports events up through callbacks it is given.
 
 pub(crate) mod cap;
+pub(crate) mod cgroup;
+pub(crate) mod contain;
 pub(crate) mod group;
+pub(crate) mod keeper;
 pub(crate) mod outdir;
 pub(crate) mod reaper;
 pub(crate) mod spawn;

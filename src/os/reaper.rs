@@ -56,21 +56,36 @@ pub(crate) struct Reaper {
     owned: Mutex<HashMap<i32, ExitHook>>,
 }
 
-static REAPER: OnceLock<Reaper> = OnceLock::new();
+static REAPER: OnceLock<Result<Reaper, (io::ErrorKind, String)>> = OnceLock::new();
 
-/// The process's one reaper, started on first use.
-pub(crate) fn reaper() -> &'static Reaper {
-    REAPER.get_or_init(|| {
-        // The handler is registered here, before any child can exist, so no
-        // SIGCHLD of ours is ever missed.
-        let signals = Signals::new([SIGCHLD]).expect("cannot install the SIGCHLD handler");
-        std::thread::Builder::new()
-            .name("bashtools-reaper".into())
-            .spawn(move || reap_forever(signals))
-            .expect("cannot start the reaper thread");
-        Reaper {
-            owned: Mutex::new(HashMap::new()),
-        }
+/// The process's one reaper, started on first use. Fails when the SIGCHLD
+/// handler cannot be installed or the thread cannot start (then nothing can
+/// be spawned: an exit nobody collects would hang its caller); the failure
+/// is remembered and returned to every later call.
+pub(crate) fn init() -> io::Result<&'static Reaper> {
+    REAPER
+        .get_or_init(start)
+        .as_ref()
+        .map_err(|(kind, msg)| io::Error::new(*kind, msg.clone()))
+}
+
+/// The reaper if it has started: nothing can be ours before that.
+pub(crate) fn get() -> Option<&'static Reaper> {
+    REAPER.get().and_then(|r| r.as_ref().ok())
+}
+
+fn start() -> Result<Reaper, (io::ErrorKind, String)> {
+    let fail = |what: &str, e: io::Error| (e.kind(), format!("{what}: {e}"));
+    // The handler is registered here, before any child can exist, so no
+    // SIGCHLD of ours is ever missed.
+    let signals =
+        Signals::new([SIGCHLD]).map_err(|e| fail("cannot install the SIGCHLD handler", e))?;
+    std::thread::Builder::new()
+        .name("bashtools-reaper".into())
+        .spawn(move || reap_forever(signals))
+        .map_err(|e| fail("cannot start the reaper thread", e))?;
+    Ok(Reaper {
+        owned: Mutex::new(HashMap::new()),
     })
 }
 
@@ -78,7 +93,9 @@ fn reap_forever(mut signals: Signals) {
     // `forever` yields after every SIGCHLD (several exits may share one
     // signal, so each wake-up sweeps every owned pid).
     for _ in signals.forever() {
-        reaper().sweep();
+        if let Some(reaper) = get() {
+            reaper.sweep();
+        }
     }
 }
 
@@ -107,6 +124,17 @@ impl Reaper {
             return false;
         }
         crate::os::group::killpg_checked(pid, signal);
+        true
+    }
+
+    /// Sends `signal` to the leader `pid` alone (not its group) if it has
+    /// not been reaped yet.
+    pub(crate) fn signal_leader(&self, pid: u32, signal: Signal) -> bool {
+        let owned = self.owned.lock();
+        if !owned.contains_key(&(pid as i32)) {
+            return false;
+        }
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid as i32), signal);
         true
     }
 

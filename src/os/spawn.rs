@@ -1,9 +1,12 @@
-//! Starting a command: `bash -c COMMAND` in a process group of its own
+//! Starting a command: `bash -c COMMAND` in a session of its own
 //! (SPEC section 2).
 //!
-//! - `setpgid(2)` in the child: the command and everything it forks share
-//!   one group, so one `killpg(2)` reaches them all and the host's own group
-//!   is never hit.
+//! - A new session (`setsid(2)`, through `POSIX_SPAWN_SETSID`): the command
+//!   leads a new session and a new process group, with no controlling
+//!   terminal. Opening `/dev/tty` (what sudo, ssh and git prompts do) fails
+//!   at once with ENXIO instead of stopping the command with SIGTTIN, one
+//!   `killpg(2)` reaches everything that stays in the group, and the host's
+//!   own group is never hit.
 //! - stdin is `/dev/null`: a command that reads input gets EOF instead of
 //!   hanging on a terminal nobody watches.
 //! - stdout and stderr are two descriptors of **one open file description**
@@ -15,6 +18,13 @@
 //!   default before `exec`. A host that blocks or ignores SIGTERM
 //!   (signal-hook threads, `nohup`) would otherwise pass that on, and the
 //!   command could not be stopped gracefully.
+//! - A command longer than the kernel's limit for one argument
+//!   (`MAX_ARG_STRLEN`, 128 KiB: `execve(2)` fails with E2BIG) is handed to
+//!   bash in a private memory file (`memfd_create(2)`) on descriptor 3,
+//!   which bash sources and closes before the command's first word runs.
+//! - Containment may ask for a startup file (`BASH_ENV`, which bash reads
+//!   before the command): the user's own `BASH_ENV` is kept aside in
+//!   [`USER_BASH_ENV`] for that file to restore.
 //!
 //! With glibc the child is made by `posix_spawn(3)`, which uses
 //! `clone(CLONE_VM | CLONE_VFORK)`: unlike `fork(2)` it does not copy the
@@ -25,7 +35,7 @@
 
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::PermissionsExt;
@@ -42,7 +52,22 @@ pub(crate) struct SpawnSpec<'a> {
     pub output: &'a File,
     /// Where stdout goes instead (a monitor's pipe).
     pub stdout: Option<OwnedFd>,
+    /// Variables set last, over the configured ones (containment's).
+    pub extra_env: Vec<(OsString, OsString)>,
+    /// A startup file bash reads before the command (`BASH_ENV`).
+    pub startup: Option<&'a Path>,
 }
+
+/// Where the user's own `BASH_ENV` is kept while a containment startup file
+/// takes its place; that file puts it back before the command runs.
+pub(crate) const USER_BASH_ENV: &str = "BASHTOOLS_USER_BASH_ENV";
+
+/// The longest command passed as an argument: the kernel's `MAX_ARG_STRLEN`
+/// (32 pages) less one byte for the terminating NUL.
+const MAX_ARG: usize = 32 * 4096 - 1;
+
+/// The descriptor a long command is read from.
+const SCRIPT_FD: i32 = 3;
 
 /// The non-interactive environment of SPEC section 3.
 const NONINTERACTIVE: [(&str, &str); 4] = [
@@ -53,22 +78,33 @@ const NONINTERACTIVE: [(&str, &str); 4] = [
 ];
 
 /// The environment of a command: the host's, then the non-interactive
-/// variables, then the configured ones, less the removed ones.
-fn environment(config: &Config) -> Vec<(OsString, OsString)> {
+/// variables, then the configured ones, less the removed ones, then the
+/// containment's.
+fn environment(config: &Config, spec: &SpawnSpec<'_>) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-    let mut set = |k: &OsStr, v: &OsStr| {
+    let set = |env: &mut Vec<(OsString, OsString)>, k: &OsStr, v: &OsStr| {
         env.retain(|(key, _)| key != k);
         env.push((k.to_os_string(), v.to_os_string()));
     };
     if config.noninteractive_env {
         for (k, v) in NONINTERACTIVE {
-            set(OsStr::new(k), OsStr::new(v));
+            set(&mut env, OsStr::new(k), OsStr::new(v));
         }
     }
     for (k, v) in &config.env {
-        set(k, v);
+        set(&mut env, k, v);
     }
     env.retain(|(k, _)| !config.env_remove.contains(k));
+    if let Some(startup) = spec.startup {
+        let bash_env = OsStr::new("BASH_ENV");
+        if let Some((_, user)) = env.iter().find(|(k, _)| k == bash_env).cloned() {
+            set(&mut env, OsStr::new(USER_BASH_ENV), &user);
+        }
+        set(&mut env, bash_env, startup.as_os_str());
+    }
+    for (k, v) in &spec.extra_env {
+        set(&mut env, k, v);
+    }
     env
 }
 
@@ -94,6 +130,20 @@ fn cstring(bytes: &[u8]) -> io::Result<CString> {
     CString::new(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte"))
 }
 
+/// A command too long for one argument, in a memory file bash reads on
+/// [`SCRIPT_FD`]. The first thing the sourced text does is close that
+/// descriptor, so the command's own processes never inherit it; on the same
+/// line, so `LINENO` counts the command's lines as `bash -c` would.
+fn script_file(command: &str) -> io::Result<OwnedFd> {
+    use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
+    let name = std::ffi::CStr::from_bytes_with_nul(b"bashtools-command\0").expect("a C string");
+    let fd = memfd_create(name, MemFdCreateFlag::MFD_CLOEXEC)?;
+    let mut file = File::from(fd);
+    file.write_all(format!("exec {SCRIPT_FD}<&-; ").as_bytes())?;
+    file.write_all(command.as_bytes())?;
+    Ok(OwnedFd::from(file))
+}
+
 /// Everything `exec` needs, built before the reaper's lock is taken.
 pub(crate) struct Launch<'a> {
     /// The absolute path of bash, or `bash` to search `PATH` for.
@@ -103,16 +153,25 @@ pub(crate) struct Launch<'a> {
     cwd: CString,
     output: &'a File,
     stdout: Option<OwnedFd>,
+    /// The command, when it is too long for an argument.
+    script: Option<OwnedFd>,
 }
 
 /// Prepares the start of `spec`; [`Launch::spawn`] starts it.
 pub(crate) fn prepare<'a>(spec: SpawnSpec<'a>, config: &Config) -> io::Result<Launch<'a>> {
-    let argv = vec![
-        cstring(b"bash")?,
-        cstring(b"-c")?,
-        cstring(spec.command.as_bytes())?,
-    ];
-    let envp = environment(config)
+    // Checked before anything else: a NUL byte cannot be passed either way.
+    let command = cstring(spec.command.as_bytes())?;
+    let (command, script) = if command.as_bytes().len() > MAX_ARG {
+        let source = format!(". /dev/fd/{SCRIPT_FD}");
+        (
+            cstring(source.as_bytes())?,
+            Some(script_file(spec.command)?),
+        )
+    } else {
+        (command, None)
+    };
+    let argv = vec![cstring(b"bash")?, cstring(b"-c")?, command];
+    let envp = environment(config, &spec)
         .into_iter()
         .filter_map(|(k, v)| {
             let mut kv = k.into_vec();
@@ -128,21 +187,25 @@ pub(crate) fn prepare<'a>(spec: SpawnSpec<'a>, config: &Config) -> io::Result<La
         cwd: cstring(spec.cwd.as_os_str().as_bytes())?,
         output: spec.output,
         stdout: spec.stdout,
+        script,
     })
 }
 
 #[cfg(target_env = "gnu")]
 mod imp {
-    //! `posix_spawnp(3)` with file actions for stdio and the directory, and
-    //! attributes for the group, the mask and the dispositions.
+    //! `posix_spawn(3)` with file actions for stdio and the directory, and
+    //! attributes for the session, the mask and the dispositions. Each call
+    //! is its own small `unsafe` block; the guards that destroy the action
+    //! list and the attributes exist only once their init has succeeded.
 
     use std::io;
+    use std::mem::MaybeUninit;
     use std::os::fd::AsRawFd;
     use std::ptr;
 
     use nix::libc;
 
-    use super::Launch;
+    use super::{Launch, SCRIPT_FD};
 
     /// Turns a `posix_spawn*` return value (an errno, not -1) into a Result.
     fn check(ret: libc::c_int) -> io::Result<()> {
@@ -157,102 +220,158 @@ mod imp {
     /// and 33), which `sigfillset` leaves out: glibc's spawn would otherwise
     /// set those to SIG_IGN in the child, and exec keeps ignored signals.
     fn all_signals() -> libc::sigset_t {
-        // SAFETY: sigset_t is plain data; sigfillset initialises it.
-        let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-        unsafe { libc::sigfillset(&mut set) };
-        let words = std::mem::size_of::<libc::sigset_t>() / std::mem::size_of::<u64>();
-        let bits = &mut set as *mut libc::sigset_t as *mut u64;
-        // Signal n is bit n-1 of the mask: set 1..=64 (the kernel's signals).
-        if words > 0 {
-            // SAFETY: the first word of the mask is within the struct.
-            unsafe { *bits = u64::MAX };
+        let mut set = MaybeUninit::<libc::sigset_t>::uninit();
+        // SAFETY: sigfillset initialises the whole set it is given.
+        unsafe { libc::sigfillset(set.as_mut_ptr()) };
+        // SAFETY: initialised just above.
+        let mut set = unsafe { set.assume_init() };
+        // Signal n is bit n-1 of the mask: set 1..=64 (the kernel's
+        // signals) in its first 64 bits. glibc's sigset_t is 1024 bits of
+        // unsigned longs; the write makes no assumption on its alignment.
+        if std::mem::size_of::<libc::sigset_t>() >= std::mem::size_of::<u64>() {
+            let first = &mut set as *mut libc::sigset_t as *mut u64;
+            // SAFETY: the first 8 bytes lie within the set (checked above).
+            unsafe { first.write_unaligned(u64::MAX) };
         }
         set
     }
 
+    fn no_signals() -> libc::sigset_t {
+        let mut set = MaybeUninit::<libc::sigset_t>::uninit();
+        // SAFETY: sigemptyset initialises the whole set it is given.
+        unsafe { libc::sigemptyset(set.as_mut_ptr()) };
+        // SAFETY: initialised just above.
+        unsafe { set.assume_init() }
+    }
+
+    /// An initialised `posix_spawn_file_actions_t`, destroyed on drop.
     struct Actions(libc::posix_spawn_file_actions_t);
+
+    impl Actions {
+        fn new() -> io::Result<Actions> {
+            let mut raw = MaybeUninit::uninit();
+            // SAFETY: init writes the object it is given.
+            check(unsafe { libc::posix_spawn_file_actions_init(raw.as_mut_ptr()) })?;
+            // SAFETY: init succeeded, so the object is initialised.
+            Ok(Actions(unsafe { raw.assume_init() }))
+        }
+
+        fn open(&mut self, fd: i32, path: &'static [u8], flags: i32) -> io::Result<()> {
+            assert_eq!(path.last(), Some(&0), "a NUL-terminated path");
+            // SAFETY: the path is NUL-terminated and static; the action
+            // list copies it.
+            check(unsafe {
+                libc::posix_spawn_file_actions_addopen(
+                    &mut self.0,
+                    fd,
+                    path.as_ptr() as *const libc::c_char,
+                    flags,
+                    0,
+                )
+            })
+        }
+
+        fn dup2(&mut self, from: i32, to: i32) -> io::Result<()> {
+            // SAFETY: integers only; the list is initialised.
+            check(unsafe { libc::posix_spawn_file_actions_adddup2(&mut self.0, from, to) })
+        }
+
+        fn chdir(&mut self, dir: &std::ffi::CStr) -> io::Result<()> {
+            // SAFETY: `dir` is NUL-terminated; glibc copies it.
+            check(unsafe { libc::posix_spawn_file_actions_addchdir_np(&mut self.0, dir.as_ptr()) })
+        }
+    }
+
     impl Drop for Actions {
         fn drop(&mut self) {
-            // SAFETY: initialised in `spawn` before this guard exists.
+            // SAFETY: only an initialised list is ever wrapped.
             unsafe { libc::posix_spawn_file_actions_destroy(&mut self.0) };
         }
     }
 
+    /// An initialised `posix_spawnattr_t`, destroyed on drop.
     struct Attr(libc::posix_spawnattr_t);
+
+    impl Attr {
+        fn new() -> io::Result<Attr> {
+            let mut raw = MaybeUninit::uninit();
+            // SAFETY: init writes the object it is given.
+            check(unsafe { libc::posix_spawnattr_init(raw.as_mut_ptr()) })?;
+            // SAFETY: init succeeded, so the object is initialised.
+            Ok(Attr(unsafe { raw.assume_init() }))
+        }
+
+        fn flags(&mut self, flags: libc::c_int) -> io::Result<()> {
+            // SAFETY: an integer only; the attributes are initialised.
+            check(unsafe { libc::posix_spawnattr_setflags(&mut self.0, flags as libc::c_short) })
+        }
+
+        fn mask(&mut self, set: &libc::sigset_t) -> io::Result<()> {
+            // SAFETY: the set is initialised; glibc copies it.
+            check(unsafe { libc::posix_spawnattr_setsigmask(&mut self.0, set) })
+        }
+
+        fn defaults(&mut self, set: &libc::sigset_t) -> io::Result<()> {
+            // SAFETY: the set is initialised; glibc copies it.
+            check(unsafe { libc::posix_spawnattr_setsigdefault(&mut self.0, set) })
+        }
+    }
+
     impl Drop for Attr {
         fn drop(&mut self) {
-            // SAFETY: initialised in `spawn` before this guard exists.
+            // SAFETY: only initialised attributes are ever wrapped.
             unsafe { libc::posix_spawnattr_destroy(&mut self.0) };
         }
     }
 
     impl Launch<'_> {
-        /// Starts the command; returns the pid (also its process group id).
+        /// Starts the command; returns the pid (also its session and
+        /// process group id).
         pub(crate) fn spawn(&self) -> io::Result<u32> {
             let out = self.output.as_raw_fd();
             let stdout = self.stdout.as_ref().map_or(out, |fd| fd.as_raw_fd());
-            // SAFETY: every pointer passed below points into values that
-            // live until posix_spawnp returns (it copies what it keeps); the
-            // argument and environment arrays end with a null pointer.
-            unsafe {
-                let mut actions = Actions(std::mem::zeroed());
-                check(libc::posix_spawn_file_actions_init(&mut actions.0))?;
-                check(libc::posix_spawn_file_actions_addopen(
-                    &mut actions.0,
-                    0,
-                    b"/dev/null\0".as_ptr() as *const libc::c_char,
-                    libc::O_RDONLY,
-                    0,
-                ))?;
-                check(libc::posix_spawn_file_actions_adddup2(
-                    &mut actions.0,
-                    stdout,
-                    1,
-                ))?;
-                check(libc::posix_spawn_file_actions_adddup2(
-                    &mut actions.0,
-                    out,
-                    2,
-                ))?;
-                check(libc::posix_spawn_file_actions_addchdir_np(
-                    &mut actions.0,
-                    self.cwd.as_ptr(),
-                ))?;
+            let mut actions = Actions::new()?;
+            actions.open(0, b"/dev/null\0", libc::O_RDONLY)?;
+            actions.dup2(stdout, 1)?;
+            actions.dup2(out, 2)?;
+            if let Some(script) = &self.script {
+                actions.dup2(script.as_raw_fd(), SCRIPT_FD)?;
+            }
+            actions.chdir(&self.cwd)?;
 
-                let mut attr = Attr(std::mem::zeroed());
-                check(libc::posix_spawnattr_init(&mut attr.0))?;
-                let flags = libc::POSIX_SPAWN_SETPGROUP
+            let mut attr = Attr::new()?;
+            // SETSID makes the new group too: SETPGROUP beside it would fail
+            // (a session leader cannot change its group).
+            attr.flags(
+                libc::POSIX_SPAWN_SETSID as libc::c_int
                     | libc::POSIX_SPAWN_SETSIGMASK
-                    | libc::POSIX_SPAWN_SETSIGDEF;
-                check(libc::posix_spawnattr_setflags(
-                    &mut attr.0,
-                    flags as libc::c_short,
-                ))?;
-                check(libc::posix_spawnattr_setpgroup(&mut attr.0, 0))?;
-                let mut empty: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut empty);
-                check(libc::posix_spawnattr_setsigmask(&mut attr.0, &empty))?;
-                let all = all_signals();
-                check(libc::posix_spawnattr_setsigdefault(&mut attr.0, &all))?;
+                    | libc::POSIX_SPAWN_SETSIGDEF,
+            )?;
+            attr.mask(&no_signals())?;
+            attr.defaults(&all_signals())?;
 
-                let mut argv: Vec<*mut libc::c_char> =
-                    self.argv.iter().map(|a| a.as_ptr() as *mut _).collect();
-                argv.push(ptr::null_mut());
-                let mut envp: Vec<*mut libc::c_char> =
-                    self.envp.iter().map(|e| e.as_ptr() as *mut _).collect();
-                envp.push(ptr::null_mut());
+            let mut argv: Vec<*mut libc::c_char> =
+                self.argv.iter().map(|a| a.as_ptr() as *mut _).collect();
+            argv.push(ptr::null_mut());
+            let mut envp: Vec<*mut libc::c_char> =
+                self.envp.iter().map(|e| e.as_ptr() as *mut _).collect();
+            envp.push(ptr::null_mut());
 
-                let mut pid: libc::pid_t = 0;
-                check(libc::posix_spawnp(
+            let mut pid: libc::pid_t = 0;
+            // SAFETY: the program, argument and environment strings live in
+            // `self` until this returns, and both arrays end with a null
+            // pointer; the action list and attributes are initialised.
+            check(unsafe {
+                libc::posix_spawnp(
                     &mut pid,
                     self.program.as_ptr(),
                     &actions.0,
                     &attr.0,
                     argv.as_ptr(),
                     envp.as_ptr(),
-                ))?;
-                Ok(pid as u32)
-            }
+                )
+            })?;
+            Ok(pid as u32)
         }
     }
 }
@@ -260,16 +379,17 @@ mod imp {
 #[cfg(not(target_env = "gnu"))]
 mod imp {
     //! `std::process::Command` with a `pre_exec` hook: a fork, then the same
-    //! resets by hand before exec.
+    //! session and resets by hand before exec.
 
     use std::io;
+    use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
 
     use nix::sys::signal::{sigprocmask, SigSet, SigmaskHow};
 
-    use super::Launch;
+    use super::{Launch, SCRIPT_FD};
 
     impl Launch<'_> {
         pub(crate) fn spawn(&self) -> io::Result<u32> {
@@ -294,16 +414,23 @@ mod imp {
             };
             cmd.stdout(stdout)
                 .stderr(Stdio::from(self.output.try_clone()?));
-            cmd.process_group(0);
+            let script = self.script.as_ref().map(|fd| fd.as_raw_fd());
             // SAFETY: the hook runs in the forked child and calls only
             // async-signal-safe functions.
-            unsafe { cmd.pre_exec(reset_signals) };
+            unsafe { cmd.pre_exec(move || start_session(script)) };
             let child = cmd.spawn()?;
             Ok(child.id())
         }
     }
 
-    fn reset_signals() -> io::Result<()> {
+    fn start_session(script: Option<i32>) -> io::Result<()> {
+        nix::unistd::setsid()?;
+        if let Some(fd) = script {
+            // SAFETY: dup2 on descriptors this process holds.
+            if unsafe { nix::libc::dup2(fd, SCRIPT_FD) } < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
         for signo in 1..=nix::libc::SIGRTMAX() {
             if signo == nix::libc::SIGKILL || signo == nix::libc::SIGSTOP {
                 continue;

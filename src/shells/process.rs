@@ -6,9 +6,10 @@
 //! machine — timeout → background, TERM → grace → KILL, one end notice when
 //! stop and exit race, `stop_all` — is checked without timing luck.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,7 +19,8 @@ use parking_lot::Mutex;
 use super::shell::Key;
 
 use crate::config::Config;
-use crate::os::reaper::{reaper, ExitHook};
+use crate::os::contain::{Contain, Containment, OnGone};
+use crate::os::reaper::{self, ExitHook};
 use crate::os::{group, spawn};
 
 /// Starts commands and reaches what they started. A command is named by
@@ -28,16 +30,19 @@ pub(crate) trait Process: Send + Sync + 'static {
     /// Starts command `key`; returns its leader's pid, and with
     /// `want_pidfd` a pidfd of it, opened while the pid cannot have been
     /// reaped (and so recycled). `on_exit` runs once, on another thread,
-    /// when the leader is reaped.
+    /// when the leader is reaped; `on_gone` once nothing of the command can
+    /// run any more (at once after `on_exit`, or later when a tree it left
+    /// running is gone).
     fn spawn(
         &self,
         key: Key,
         spec: spawn::SpawnSpec<'_>,
         want_pidfd: bool,
         on_exit: ExitHook,
+        on_gone: OnGone,
     ) -> io::Result<(u32, Option<OwnedFd>)>;
     /// Sends `signal` to everything the commands `keys` started, and to
-    /// nothing else.
+    /// nothing else (SIGKILL ends a cgroup with `cgroup.kill`).
     fn signal(&self, keys: &[Key], signal: Signal);
     /// Waits until nothing is left of the commands `keys`, or the deadline
     /// (`None`: none). Returns those with something left.
@@ -47,47 +52,79 @@ pub(crate) trait Process: Send + Sync + 'static {
     /// The commands whose leaders have exited while processes they started
     /// still run.
     fn lingering(&self) -> Vec<Key>;
+    /// Whether command `key` is one of those.
+    fn lingers(&self, key: Key) -> bool;
+    /// How the commands are held.
+    fn containment(&self) -> Containment;
+    /// The cgroup of all the commands, in cgroup mode.
+    fn cgroup(&self) -> Option<PathBuf>;
 }
 
-/// The kernel: `posix_spawn`, the reaper, process groups.
+/// The kernel: `posix_spawn`, the reaper, and the containment of each
+/// command (a cgroup of its own, or its session).
 pub(crate) struct RealProcess {
     config: Arc<Config>,
-    /// The leader's pid of every command that may still have processes:
-    /// running ones, and ended ones (newest last, at most
-    /// [`ENDED_GROUPS`]) whose groups may hold what they left running.
-    groups: Arc<Mutex<Groups>>,
+    contain: Arc<Contain>,
+    /// The leader's pid of every running command.
+    running: Arc<Mutex<HashMap<Key, u32>>>,
 }
 
+/// Where the commands of some keys are, for signalling and waiting.
 #[derive(Default)]
-struct Groups {
-    running: HashMap<Key, u32>,
-    ended: VecDeque<(Key, u32)>,
+struct Targets {
+    /// Sessions (= groups) of commands held by their session.
+    sessions: HashSet<u32>,
+    /// Unreaped leaders of commands held in a cgroup: signalled alone,
+    /// through the reaper.
+    leaders: HashSet<u32>,
+    /// Commands held in a cgroup.
+    cells: Vec<Key>,
+    /// Which key each session and cell is.
+    owners: Vec<(Key, Option<u32>)>,
 }
-
-/// How many ended commands' groups are looked after.
-const ENDED_GROUPS: usize = 4096;
 
 impl RealProcess {
-    pub(crate) fn new(config: Arc<Config>) -> RealProcess {
+    /// Containment for the commands whose output goes to `outdir` (the
+    /// keeper removes it if the host dies), stopping with `config`'s grace.
+    pub(crate) fn new(config: Arc<Config>, outdir: &Path) -> RealProcess {
+        let contain = Arc::new(Contain::new(outdir, config.kill_grace));
         RealProcess {
             config,
-            groups: Arc::new(Mutex::new(Groups::default())),
+            contain,
+            running: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
-    /// The group (leader pid) of each command of `keys` we know.
-    fn pids(&self, keys: &[Key]) -> Vec<(Key, u32)> {
-        let groups = self.groups.lock();
-        keys.iter()
-            .filter_map(|&k| {
-                groups
-                    .running
-                    .get(&k)
-                    .copied()
-                    .or_else(|| groups.ended.iter().find(|(e, _)| *e == k).map(|&(_, p)| p))
-                    .map(|p| (k, p))
-            })
-            .collect()
+    fn targets(&self, keys: &[Key]) -> Targets {
+        let running = self.running.lock().clone();
+        let mut t = Targets::default();
+        let mut ended_sessions = Vec::new();
+        for &key in keys {
+            let in_cell = self.contain.in_cell(key);
+            match (running.get(&key), in_cell) {
+                (Some(&pid), true) => {
+                    t.leaders.insert(pid);
+                    t.cells.push(key);
+                    t.owners.push((key, None));
+                }
+                (Some(&pid), false) => {
+                    t.sessions.insert(pid);
+                    t.owners.push((key, Some(pid)));
+                }
+                (None, true) => {
+                    t.cells.push(key);
+                    t.owners.push((key, None));
+                }
+                (None, false) => ended_sessions.push(key),
+            }
+        }
+        for key in ended_sessions {
+            for sid in self.contain.lingering_sessions(&[key]) {
+                t.sessions.insert(sid);
+                t.owners.push((key, Some(sid)));
+            }
+        }
+        t
     }
 }
 
@@ -98,90 +135,116 @@ impl Process for RealProcess {
         spec: spawn::SpawnSpec<'_>,
         want_pidfd: bool,
         on_exit: ExitHook,
+        on_gone: OnGone,
     ) -> io::Result<(u32, Option<OwnedFd>)> {
-        let launch = spawn::prepare(spec, &self.config)?;
-        let mut pidfd = None;
-        let groups = &self.groups;
-        let ended = self.groups.clone();
-        // Inside the reaper's lock: the pid cannot be reaped before its
-        // pidfd is open, nor before its group is recorded.
-        let pid = reaper().spawn(
-            || {
-                let pid = launch.spawn()?;
-                if want_pidfd {
-                    pidfd = group::pidfd_open(pid);
-                }
-                groups.lock().running.insert(key, pid);
-                Ok(pid)
-            },
-            Box::new(move |exit| {
-                ended.lock().leader_exited(key);
-                on_exit(exit)
-            }),
-        )?;
-        Ok((pid, pidfd))
+        // A cgroup for the command, joined before any of its code runs.
+        let entering = self.contain.enter(key);
+        let startup = entering.startup;
+        let spec = spawn::SpawnSpec {
+            extra_env: entering.env,
+            startup: startup.as_deref(),
+            ..spec
+        };
+        let started = spawn::prepare(spec, &self.config).and_then(|launch| {
+            let mut pidfd = None;
+            let (contain, running) = (&self.contain, &self.running);
+            let (on_exit_contain, on_exit_running) = (self.contain.clone(), self.running.clone());
+            // Inside the reaper's lock: the pid cannot be reaped before its
+            // pidfd is open, nor before its containment knows it.
+            let pid = reaper::init()?.spawn(
+                || {
+                    let pid = launch.spawn()?;
+                    if want_pidfd {
+                        pidfd = group::pidfd_open(pid);
+                    }
+                    running.lock().insert(key, pid);
+                    contain.spawned(key, pid);
+                    Ok(pid)
+                },
+                Box::new(move |exit| {
+                    on_exit_running.lock().remove(&key);
+                    // An empty cell is removed now; `on_gone` (the output
+                    // cap's end) waits while a lingering tree can write.
+                    on_exit_contain.leader_exited(key, on_gone);
+                    on_exit(exit)
+                }),
+            )?;
+            Ok((pid, pidfd))
+        });
+        if started.is_err() {
+            self.contain.forget(key);
+        }
+        started
     }
 
-    /// Through the reaper while the leader is unreaped (a pid we own cannot
-    /// have been recycled); after that only if `/proc` still shows live
-    /// members of the group, which keep its number from being reused
-    /// (Linux frees a pid number only when no process uses it as a pid,
-    /// group or session id).
+    /// Sessions: through the reaper while the leader is unreaped (a pid we
+    /// own cannot have been recycled), else only if `/proc` still shows
+    /// live members of the group, which keep its number from being reused;
+    /// and every member that left the group but not the session. Cells:
+    /// every member, the unreaped leader through the reaper.
     fn signal(&self, keys: &[Key], signal: Signal) {
-        for (_, pid) in self.pids(keys) {
-            if reaper().signal_group(pid, signal) {
-                continue;
+        let t = self.targets(keys);
+        for &sid in &t.sessions {
+            if !reaper::get().is_some_and(|r| r.signal_group(sid, signal)) {
+                let one: HashSet<u32> = [sid].into();
+                if !group::live_members(&one).is_empty() {
+                    group::killpg_checked(sid, signal);
+                }
             }
-            let one: HashSet<u32> = [pid].into();
-            if !group::live_members(&one).is_empty() {
-                group::killpg_checked(pid, signal);
+            group::signal_session(sid, signal);
+        }
+        if let Some(reaper) = reaper::get() {
+            for &pid in &t.leaders {
+                reaper.signal_leader(pid, signal);
             }
+        }
+        if signal == Signal::SIGKILL {
+            self.contain.kill(&t.cells);
+        } else {
+            self.contain.signal(&t.cells, signal, &t.leaders);
         }
     }
 
     fn wait_gone(&self, keys: &[Key], deadline: Option<Instant>) -> Vec<Key> {
-        let pids = self.pids(keys);
-        let groups: HashSet<u32> = pids.iter().map(|&(_, p)| p).collect();
-        let left = group::wait_gone(&groups, deadline);
-        pids.into_iter()
-            .filter(|(_, p)| left.contains(p))
-            .map(|(k, _)| k)
-            .collect()
+        let t = self.targets(keys);
+        let left_sessions = group::wait_gone(&t.sessions, deadline);
+        // A cell's wait needs a deadline; "none" is as far as an Instant goes.
+        let far = deadline.unwrap_or_else(|| {
+            crate::deadline::saturating_add(Instant::now(), std::time::Duration::MAX)
+        });
+        let left_cells = self.contain.wait_gone(&t.cells, far);
+        let mut left: Vec<Key> = t
+            .owners
+            .iter()
+            .filter(|(k, sid)| match sid {
+                Some(sid) => left_sessions.contains(sid),
+                None => left_cells.contains(k),
+            })
+            .map(|&(k, _)| k)
+            .collect();
+        left.sort_unstable();
+        left.dedup();
+        left
     }
 
     fn release(&self, keys: &[Key]) {
-        let left: HashSet<Key> = self
-            .wait_gone(keys, Some(Instant::now()))
-            .into_iter()
-            .collect();
-        let mut groups = self.groups.lock();
-        groups
-            .ended
-            .retain(|(k, _)| !keys.contains(k) || left.contains(k));
+        self.contain.release(keys);
     }
 
     fn lingering(&self) -> Vec<Key> {
-        let ended: Vec<(Key, u32)> = self.groups.lock().ended.iter().copied().collect();
-        let pgids: HashSet<u32> = ended.iter().map(|&(_, p)| p).collect();
-        let live = group::lingering(&pgids);
-        ended
-            .into_iter()
-            .filter(|(_, p)| live.contains(p))
-            .map(|(k, _)| k)
-            .collect()
+        self.contain.lingering_keys()
     }
-}
 
-impl Groups {
-    /// The leader of command `key` has been reaped: its group is now what
-    /// it left running, if anything.
-    fn leader_exited(&mut self, key: Key) {
-        if let Some(pid) = self.running.remove(&key) {
-            if self.ended.len() == ENDED_GROUPS {
-                self.ended.pop_front();
-            }
-            self.ended.push_back((key, pid));
-        }
+    fn lingers(&self, key: Key) -> bool {
+        self.contain.lingers(key)
+    }
+
+    fn containment(&self) -> Containment {
+        self.contain.mode()
+    }
+
+    fn cgroup(&self) -> Option<PathBuf> {
+        self.contain.jail_dir().map(Path::to_path_buf)
     }
 }
 
@@ -198,6 +261,7 @@ mod fake {
     use parking_lot::{Condvar, Mutex};
 
     use super::Process;
+    use crate::os::contain::{Containment, OnGone};
     use crate::os::reaper::{Exit, ExitHook};
     use crate::os::spawn::SpawnSpec;
     use crate::shells::shell::Key;
@@ -343,6 +407,7 @@ mod fake {
             spec: SpawnSpec<'_>,
             _want_pidfd: bool,
             on_exit: ExitHook,
+            on_gone: OnGone,
         ) -> io::Result<(u32, Option<std::os::fd::OwnedFd>)> {
             let mut state = self.state.lock();
             if std::mem::take(&mut state.fail_next) {
@@ -355,7 +420,11 @@ mod fake {
                 pid,
                 Proc {
                     command: spec.command.to_string(),
-                    hook: Some(on_exit),
+                    // A fake leader is its whole tree: gone when it exits.
+                    hook: Some(Box::new(move |exit| {
+                        on_exit(exit);
+                        on_gone();
+                    })),
                     signals: Vec::new(),
                     on_term: self.on_term,
                 },
@@ -404,6 +473,18 @@ mod fake {
         fn lingering(&self) -> Vec<Key> {
             // A fake leader is its whole tree: once reaped, nothing lingers.
             Vec::new()
+        }
+
+        fn lingers(&self, _key: Key) -> bool {
+            false
+        }
+
+        fn containment(&self) -> Containment {
+            Containment::Session
+        }
+
+        fn cgroup(&self) -> Option<std::path::PathBuf> {
+            None
         }
     }
 }

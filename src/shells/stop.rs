@@ -92,7 +92,7 @@ impl Supervisor {
 
     /// Whether command `key` has ended while processes it started still run.
     pub(crate) fn lingers(&self, key: Key) -> bool {
-        self.process.lingering().contains(&key)
+        self.process.lingers(key)
     }
 
     /// Ends the tools: nothing new starts, then everything is stopped.

@@ -93,6 +93,10 @@ impl Supervisor {
         &self.table
     }
 
+    pub(crate) fn process(&self) -> &dyn Process {
+        &*self.process
+    }
+
     pub(crate) fn output_directory(&self) -> &Path {
         self.outdir.path()
     }
@@ -176,31 +180,35 @@ impl Supervisor {
         stdio: Stdio,
     ) -> std::io::Result<(u32, Option<OwnedFd>)> {
         let me = Arc::downgrade(self);
-        let watch = cap::watch(path, self.max_output_bytes, move || {
-            if let Some(me) = me.upgrade() {
-                me.stop(&[key], StopReason::OutputCap);
-            }
-        });
+        let watch = cap::watch(
+            path,
+            self.max_output_bytes,
+            Box::new(move || {
+                if let Some(me) = me.upgrade() {
+                    me.stop(&[key], StopReason::OutputCap);
+                }
+            }),
+        );
         let table = self.table.clone();
         let on_end = self.on_end.clone();
-        let spawned = self.process.spawn(
+        self.process.spawn(
             key,
             spawn::SpawnSpec {
                 command,
                 cwd,
                 output: file,
                 stdout: stdio.stdout,
+                extra_env: Vec::new(),
+                startup: None,
             },
             stdio.leader_pidfd,
             Box::new(move |exit| {
-                cap::unwatch(watch);
                 table.record_exit(key, exit, |ended| on_end(ended));
             }),
-        );
-        if spawned.is_err() {
-            cap::unwatch(watch);
-        }
-        spawned
+            // The cap stays on while anything the command started can still
+            // write its file.
+            Box::new(move || cap::unwatch(watch)),
+        )
     }
 
     /// Settles a foreground call at its exit or its timeout: the record of

@@ -1,0 +1,377 @@
+//! cgroup v2 (`cgroups(7)`; the kernel's `admin-guide/cgroup-v2.rst`): a
+//! directory per command, which every process it starts belongs to whatever
+//! it does — `setsid`, `set -m`, double forks and daemons leave a session or
+//! a group, never their cgroup (only a process allowed to write
+//! `cgroup.procs` elsewhere can move one out).
+//!
+//! - The hierarchy is found in `/proc/self/mountinfo` (filesystem type
+//!   `cgroup2`) and this process's place in it in `/proc/self/cgroup`
+//!   (the `0::PATH` line): nothing assumes `/sys/fs/cgroup`, which on a
+//!   hybrid layout holds the v1 controllers, with v2 at `.../unified`.
+//! - Under our own cgroup, one directory per owner ([`Jail`]) and one per
+//!   command under it ([`Cell`]). No process ever lives in the jail itself,
+//!   so the "no internal processes" rule never bites.
+//! - Stopping: SIGTERM and SIGCONT to every member, then, after the grace,
+//!   `cgroup.kill` (SIGKILL to every member, atomically with respect to
+//!   forks). "Everything is gone" is `populated 0` in `cgroup.events`,
+//!   which the kernel signals to `poll(2)` (POLLPRI): no `/proc` scan.
+//! - A command joins its cell before any of its code runs: `posix_spawn`
+//!   cannot place a child in a cgroup (glibc 2.36 has no
+//!   `posix_spawnattr_setcgroup_np`, and `clone3(CLONE_INTO_CGROUP)` would
+//!   mean a fork-style spawn), so bash moves itself, from a startup file
+//!   (`BASH_ENV`) that writes `0` to the cell's `cgroup.procs` and then
+//!   restores the user's own `BASH_ENV`.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::fs::{DirBuilder, File};
+use std::io;
+use std::os::fd::AsFd;
+use std::os::unix::fs::{DirBuilderExt, FileExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::Signal;
+
+use crate::os::group;
+
+/// The variable that names a command's cell to the startup file.
+const CELL_VAR: &str = "BASHTOOLS_CGROUP";
+
+/// The startup file: join the cell, then be the user's `BASH_ENV` (or none).
+/// `if` rather than `&&`, so `$?` is 0 when the command starts, as without
+/// a startup file.
+const STARTUP: &str = r#"# bashtools: join this command's cgroup before it runs (see os/cgroup.rs)
+echo 0 > "$BASHTOOLS_CGROUP/cgroup.procs"
+unset BASHTOOLS_CGROUP
+if [ -n "${BASHTOOLS_USER_BASH_ENV+set}" ]; then
+    BASH_ENV=$BASHTOOLS_USER_BASH_ENV
+    unset BASHTOOLS_USER_BASH_ENV
+    if [ -r "$BASH_ENV" ]; then . "$BASH_ENV"; fi
+else
+    unset BASH_ENV
+fi
+"#;
+
+/// The startup file in a memory file of this process, and the path a
+/// command opens it by.
+fn startup_file() -> io::Result<(File, PathBuf)> {
+    use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
+    use std::os::fd::AsRawFd;
+    let name = std::ffi::CStr::from_bytes_with_nul(b"bashtools-cgroup-join\0").expect("a C string");
+    let mut file = File::from(memfd_create(name, MemFdCreateFlag::MFD_CLOEXEC)?);
+    io::Write::write_all(&mut file, STARTUP.as_bytes())?;
+    let path = PathBuf::from(format!(
+        "/proc/{}/fd/{}",
+        std::process::id(),
+        file.as_raw_fd()
+    ));
+    Ok((file, path))
+}
+
+/// Counts the jails made by this process, so two owners never share one.
+static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+
+/// The cgroup v2 directory this process belongs to, if there is a v2
+/// hierarchy mounted.
+pub(crate) fn own_cgroup() -> Option<PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let (root, mountpoint) = mountinfo.lines().find_map(cgroup2_mount)?;
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = cgroups.lines().find_map(|l| l.strip_prefix("0::"))?;
+    // Under a cgroup namespace the mount's root and our path are both
+    // relative to the namespace; outside one the root is "/".
+    let rel = path.strip_prefix(root.as_str()).unwrap_or(path);
+    Some(mountpoint.join(rel.trim_start_matches('/')))
+}
+
+/// (root, mount point) of a `mountinfo` line whose filesystem is cgroup2
+/// (`proc(5)`: fields 4 and 5, then after " - " the type).
+fn cgroup2_mount(line: &str) -> Option<(String, PathBuf)> {
+    let (fields, rest) = line.split_once(" - ")?;
+    if rest.split_whitespace().next()? != "cgroup2" {
+        return None;
+    }
+    let mut f = fields.split_whitespace();
+    let root = unescape(f.nth(3)?);
+    let mountpoint = unescape(f.next()?);
+    Some((root, PathBuf::from(mountpoint)))
+}
+
+/// `mountinfo` writes space, tab, newline and backslash as `\ooo`.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(u8::is_ascii_digit) {
+            let n = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(n);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One owner's cgroup: every command's cell is made under it.
+#[derive(Debug)]
+pub(crate) struct Jail {
+    dir: PathBuf,
+    /// The startup file, in memory: no file on disk to clean up or tamper
+    /// with; bash opens it by its `/proc/PID/fd` path.
+    _file: File,
+    /// That path.
+    startup: PathBuf,
+    next: AtomicU64,
+}
+
+impl Jail {
+    /// Makes the owner's cgroup under this process's own, and the startup
+    /// file (`memfd_create(2)`, close-on-exec). Fails
+    /// where there is no cgroup v2 hierarchy, no permission to make
+    /// cgroups there, or no `cgroup.kill` (Linux before 5.14).
+    pub(crate) fn create() -> io::Result<Jail> {
+        let base = own_cgroup()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no cgroup v2 hierarchy"))?;
+        let dir = base.join(format!(
+            "bashtools-{}-{}",
+            std::process::id(),
+            SEQUENCE.fetch_add(1, Ordering::Relaxed)
+        ));
+        DirBuilder::new().mode(0o755).create(&dir)?;
+        if !dir.join("cgroup.kill").exists() {
+            let _ = std::fs::remove_dir(&dir);
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "no cgroup.kill (Linux 5.14+)",
+            ));
+        }
+        let (file, startup) = match startup_file() {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = std::fs::remove_dir(&dir);
+                return Err(e);
+            }
+        };
+        Ok(Jail {
+            dir,
+            _file: file,
+            startup,
+            next: AtomicU64::new(1),
+        })
+    }
+
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A new, empty cell for one command.
+    pub(crate) fn cell(&self) -> io::Result<Cell> {
+        let dir = self
+            .dir
+            .join(format!("run-{}", self.next.fetch_add(1, Ordering::Relaxed)));
+        DirBuilder::new().mode(0o755).create(&dir)?;
+        Ok(Cell { dir })
+    }
+
+    /// The startup file a command in a cell must be started with.
+    pub(crate) fn startup(&self) -> &Path {
+        &self.startup
+    }
+
+    /// SIGKILL to everything in the jail, a wait (up to `deadline`) for it
+    /// to empty, then the removal of every cell and of the jail. The last
+    /// line of defense of a dropped owner.
+    pub(crate) fn destroy(&self, deadline: Instant) {
+        let whole = Cell {
+            dir: self.dir.clone(),
+        };
+        if !whole.populated() {
+            return self.remove_all();
+        }
+        whole.kill();
+        Cell::wait_all_empty(&[&whole], deadline);
+        self.remove_all();
+    }
+
+    fn remove_all(&self) {
+        if let Ok(entries) = std::fs::read_dir(&self.dir) {
+            for e in entries.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    let _ = std::fs::remove_dir(e.path());
+                }
+            }
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// One command's cgroup.
+#[derive(Debug)]
+pub(crate) struct Cell {
+    dir: PathBuf,
+}
+
+impl Cell {
+    /// Another handle on the same cell (a path, nothing more).
+    pub(crate) fn clone_ref(&self) -> Cell {
+        Cell {
+            dir: self.dir.clone(),
+        }
+    }
+
+    /// The variable that tells the startup file where to go.
+    pub(crate) fn env(&self) -> (OsString, OsString) {
+        (OsString::from(CELL_VAR), self.dir.clone().into_os_string())
+    }
+
+    /// Whether any process is in the cell (`cgroup.events`). A cell that
+    /// cannot be read is taken as empty: it is gone.
+    pub(crate) fn populated(&self) -> bool {
+        std::fs::read_to_string(self.dir.join("cgroup.events"))
+            .map(|s| is_populated(&s))
+            .unwrap_or(false)
+    }
+
+    /// The pids in the cell now.
+    fn members(&self) -> Vec<u32> {
+        std::fs::read_to_string(self.dir.join("cgroup.procs"))
+            .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Sends `signal` to every member. A member is signalled through a
+    /// pidfd opened before its cgroup is checked, so a pid that ended and
+    /// was given to another process between the list and the signal is
+    /// never hit. Members forked meanwhile are found by a second look.
+    pub(crate) fn signal(&self, signal: Signal, skip: &HashSet<u32>) {
+        let mut done: Vec<u32> = skip.iter().copied().collect();
+        for _ in 0..3 {
+            let fresh: Vec<u32> = self
+                .members()
+                .into_iter()
+                .filter(|p| !done.contains(p))
+                .collect();
+            if fresh.is_empty() {
+                return;
+            }
+            for pid in fresh {
+                if let Some(fd) = group::pidfd_open(pid) {
+                    if self.holds(pid) {
+                        group::pidfd_signal(&fd, signal);
+                    }
+                }
+                done.push(pid);
+            }
+        }
+    }
+
+    /// Whether `/proc/PID/cgroup` names this cell.
+    fn holds(&self, pid: u32) -> bool {
+        let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
+            return false;
+        };
+        let Some(path) = s.lines().find_map(|l| l.strip_prefix("0::")) else {
+            return false;
+        };
+        let path = path.trim_end();
+        !path.is_empty() && path != "/" && self.dir.ends_with(path.trim_start_matches('/'))
+    }
+
+    /// SIGKILL to every member at once (`cgroup.kill`).
+    pub(crate) fn kill(&self) {
+        let _ = std::fs::write(self.dir.join("cgroup.kill"), b"1");
+    }
+
+    /// Waits until every cell of `cells` is empty or `deadline` passes;
+    /// returns the indices of those still populated.
+    pub(crate) fn wait_all_empty(cells: &[&Cell], deadline: Instant) -> Vec<usize> {
+        let files: Vec<Option<File>> = cells
+            .iter()
+            .map(|c| File::open(c.dir.join("cgroup.events")).ok())
+            .collect();
+        loop {
+            // Read first, then poll: an event between the two is not lost,
+            // because the kernel flags the file until it is read again.
+            let left: Vec<usize> = files
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.as_ref().is_some_and(file_populated))
+                .map(|(i, _)| i)
+                .collect();
+            let now = Instant::now();
+            if left.is_empty() || now >= deadline {
+                return left;
+            }
+            let mut polls: Vec<PollFd> = left
+                .iter()
+                .filter_map(|&i| files[i].as_ref())
+                .map(|f| PollFd::new(f.as_fd(), PollFlags::POLLPRI))
+                .collect();
+            let ms = (deadline - now).as_millis().min(i32::MAX as u128) as i32;
+            let _ = poll(
+                &mut polls,
+                PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX),
+            );
+        }
+    }
+
+    /// Removes the cell; fails (EBUSY) while anything is in it.
+    pub(crate) fn remove(&self) -> io::Result<()> {
+        match std::fs::remove_dir(&self.dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+}
+
+fn file_populated(f: &File) -> bool {
+    let mut buf = [0u8; 256];
+    match f.read_at(&mut buf, 0) {
+        Ok(n) => is_populated(&String::from_utf8_lossy(&buf[..n])),
+        Err(_) => false,
+    }
+}
+
+fn is_populated(events: &str) -> bool {
+    events.lines().any(|l| l.trim() == "populated 1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hybrid_layouts_cgroup2_mount_is_found() {
+        let line = "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw";
+        assert_eq!(
+            cgroup2_mount(line),
+            Some(("/".to_string(), PathBuf::from("/sys/fs/cgroup/unified")))
+        );
+        let v1 = "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu";
+        assert_eq!(cgroup2_mount(v1), None);
+    }
+
+    #[test]
+    fn escaped_mount_points_are_read_back() {
+        assert_eq!(unescape(r"/a\040b"), "/a b");
+        assert_eq!(unescape(r"/plain"), "/plain");
+    }
+
+    #[test]
+    fn the_startup_file_uses_the_names_the_spawn_sets() {
+        assert!(STARTUP.contains(&format!("${{{}+set}}", crate::os::spawn::USER_BASH_ENV)));
+        assert!(STARTUP.contains(&format!("${CELL_VAR}/cgroup.procs")));
+    }
+
+    #[test]
+    fn populated_is_read_from_the_events_file() {
+        assert!(is_populated("populated 1\nfrozen 0\n"));
+        assert!(!is_populated("populated 0\nfrozen 0\n"));
+    }
+}

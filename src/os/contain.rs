@@ -1,0 +1,427 @@
+//! Containment of one owner's commands: each command in a cgroup of its own
+//! where cgroups can be made (`cgroup.rs`), else in a session of its own
+//! (`group.rs`); and what a command leaves running after its leader exits
+//! (a lingering tree) is remembered for as long as it runs, so stopping
+//! every shell also stops it, however many commands ran since.
+//!
+//! The owner names its commands by a key of its own; this module keeps,
+//! per key, where the command is held. A cell is forgotten once it is empty
+//! and its leader reaped, so memory follows the live processes. A session's
+//! emptiness costs a `/proc` scan, so ended sessions are pruned in batches,
+//! when their number has doubled since the last prune.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use parking_lot::Mutex;
+
+use crate::os::cgroup::{Cell, Jail};
+use crate::os::group;
+use crate::os::keeper::Keeper;
+
+/// How the commands of a `BashTools` are held, so that stopping one stops
+/// everything it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Containment {
+    /// Each command runs in a cgroup (v2) of its own under one cgroup per
+    /// `BashTools`: a process that leaves its session or group (`setsid`,
+    /// daemons, `tmux`) is still stopped with the command.
+    Cgroup,
+    /// Each command leads a session of its own (no cgroup could be made):
+    /// what stays in its session or group is stopped with it; a process
+    /// that calls `setsid` itself escapes.
+    Session,
+}
+
+/// The variable that turns cgroups off (`BASHTOOLS_CONTAINMENT=session`),
+/// read when a `BashTools` is built.
+pub(crate) const MODE_VAR: &str = "BASHTOOLS_CONTAINMENT";
+
+/// Runs once a command is forgotten: nothing of it can run any more.
+pub(crate) type OnGone = Box<dyn FnOnce() + Send>;
+
+/// One command: where it is held, and what to run once it is gone.
+struct Entry {
+    hold: Hold,
+    on_gone: Option<OnGone>,
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        if let Some(f) = self.on_gone.take() {
+            f();
+        }
+    }
+}
+
+/// Where one command is held.
+enum Hold {
+    /// Its cgroup; `exited` once its leader is reaped.
+    Cell { cell: Cell, exited: bool },
+    /// Its session id (= group id = leader pid; 0 until spawned).
+    Session { sid: u32, exited: bool },
+}
+
+/// What a spawn needs to put the command where it is held.
+pub(crate) struct Entering {
+    pub env: Vec<(OsString, OsString)>,
+    pub startup: Option<PathBuf>,
+}
+
+/// One owner's containment.
+pub(crate) struct Contain {
+    jail: Option<Jail>,
+    holds: Mutex<Holds>,
+    /// Stops what is left if the owner dies (`None` if it could not start).
+    keeper: Option<Keeper>,
+}
+
+#[derive(Default)]
+struct Holds {
+    by_key: HashMap<u64, Entry>,
+    /// Ended sessions, and how many were left after the last prune.
+    ended_sessions: usize,
+    after_prune: usize,
+}
+
+impl Contain {
+    /// Cgroups when a jail can be made under this process's cgroup (and
+    /// [`MODE_VAR`] does not say `session`), else sessions; and a keeper
+    /// that stops what is left, with `grace` between TERM and KILL, and
+    /// removes `outdir` if the owner dies.
+    pub(crate) fn new(outdir: &Path, grace: Duration) -> Contain {
+        let wanted = std::env::var_os(MODE_VAR).map_or(true, |v| v != "session");
+        let jail = wanted.then(|| Jail::create().ok()).flatten();
+        let keeper = Keeper::start(jail.as_ref().map(|j| j.dir()), outdir, grace).ok();
+        Contain {
+            jail,
+            holds: Mutex::new(Holds::default()),
+            keeper,
+        }
+    }
+
+    /// Tells the keeper a session is no longer ours to stop.
+    fn unwatch(&self, entries: &[Entry]) {
+        if let Some(keeper) = &self.keeper {
+            for e in entries {
+                if let Hold::Session { sid, .. } = e.hold {
+                    if sid != 0 {
+                        keeper.unwatch(sid);
+                    }
+                }
+            }
+        }
+    }
+
+    pub(crate) fn mode(&self) -> Containment {
+        if self.jail.is_some() {
+            Containment::Cgroup
+        } else {
+            Containment::Session
+        }
+    }
+
+    /// The cgroup of the whole owner, in cgroup mode.
+    pub(crate) fn jail_dir(&self) -> Option<&Path> {
+        self.jail.as_ref().map(|j| j.dir())
+    }
+
+    /// Prepares a place for command `key` before it is spawned. A cell that
+    /// cannot be made (e.g. `pids.max` of the parent reached) leaves this
+    /// command to its session.
+    pub(crate) fn enter(&self, key: u64) -> Entering {
+        self.prune_cells();
+        let cell = self.jail.as_ref().and_then(|j| Some((j.cell().ok()?, j)));
+        let mut holds = self.holds.lock();
+        match cell {
+            Some((cell, jail)) => {
+                let entering = Entering {
+                    env: vec![cell.env()],
+                    startup: Some(jail.startup().to_path_buf()),
+                };
+                holds.by_key.insert(
+                    key,
+                    Entry {
+                        hold: Hold::Cell {
+                            cell,
+                            exited: false,
+                        },
+                        on_gone: None,
+                    },
+                );
+                entering
+            }
+            None => {
+                holds.by_key.insert(
+                    key,
+                    Entry {
+                        hold: Hold::Session {
+                            sid: 0,
+                            exited: false,
+                        },
+                        on_gone: None,
+                    },
+                );
+                Entering {
+                    env: Vec::new(),
+                    startup: None,
+                }
+            }
+        }
+    }
+
+    /// Command `key` was spawned as `pid`.
+    pub(crate) fn spawned(&self, key: u64, pid: u32) {
+        if let Some(Hold::Session { sid, .. }) =
+            self.holds.lock().by_key.get_mut(&key).map(|e| &mut e.hold)
+        {
+            *sid = pid;
+            if let Some(keeper) = &self.keeper {
+                keeper.watch(pid);
+            }
+        }
+    }
+
+    /// The spawn of `key` failed: nothing of it runs.
+    pub(crate) fn forget(&self, key: u64) {
+        let entry = self.holds.lock().by_key.remove(&key);
+        if let Some(Entry {
+            hold: Hold::Cell { cell, .. },
+            ..
+        }) = &entry
+        {
+            let _ = cell.remove();
+        }
+    }
+
+    /// The leader of `key` has been reaped (called from the reaper's hook:
+    /// quick). `on_gone` runs once nothing of it can run any more: now, or
+    /// when its lingering tree is gone. Returns whether anything of it may
+    /// still run.
+    pub(crate) fn leader_exited(&self, key: u64, on_gone: OnGone) -> bool {
+        let mut holds = self.holds.lock();
+        let Some(entry) = holds.by_key.get_mut(&key) else {
+            drop(holds);
+            on_gone();
+            return false;
+        };
+        entry.on_gone = Some(on_gone);
+        let (lingers, session) = match &mut entry.hold {
+            Hold::Cell { cell, exited } => {
+                *exited = true;
+                (cell.populated() || cell.remove().is_err(), false)
+            }
+            // Unknown without a scan: kept until the next prune.
+            Hold::Session { exited, .. } => {
+                *exited = true;
+                (true, true)
+            }
+        };
+        if session {
+            holds.ended_sessions += 1;
+        }
+        // Dropped outside the lock: its on_gone may take other locks.
+        let gone = (!lingers).then(|| holds.by_key.remove(&key)).flatten();
+        let prune = holds.ended_sessions > 2 * holds.after_prune + 64;
+        drop(holds);
+        drop(gone);
+        if prune {
+            self.prune_sessions();
+        }
+        lingers
+    }
+
+    /// Whether `key`'s leader has ended while processes it started still run.
+    pub(crate) fn lingers(&self, key: u64) -> bool {
+        let holds = self.holds.lock();
+        match holds.by_key.get(&key).map(|e| &e.hold) {
+            Some(Hold::Cell { cell, exited: true }) => cell.populated(),
+            Some(&Hold::Session { sid, exited: true }) if sid != 0 => {
+                drop(holds);
+                !group::lingering(&[sid].into()).is_empty()
+            }
+            _ => false,
+        }
+    }
+
+    /// Keys whose leader has ended and which may still hold processes.
+    pub(crate) fn lingering_keys(&self) -> Vec<u64> {
+        self.holds
+            .lock()
+            .by_key
+            .iter()
+            .filter(|(_, e)| {
+                matches!(
+                    e.hold,
+                    Hold::Cell { exited: true, .. } | Hold::Session { exited: true, .. }
+                )
+            })
+            .map(|(&k, _)| k)
+            .collect()
+    }
+
+    /// Whether `key` is held in a cell (its processes are then signalled
+    /// and waited for here, not by session).
+    pub(crate) fn in_cell(&self, key: u64) -> bool {
+        matches!(
+            self.holds.lock().by_key.get(&key).map(|e| &e.hold),
+            Some(Hold::Cell { .. })
+        )
+    }
+
+    /// The sessions of ended leaders among `keys` that still have members
+    /// (not recycled: see `group::lingering`).
+    pub(crate) fn lingering_sessions(&self, keys: &[u64]) -> HashSet<u32> {
+        let sids: HashSet<u32> = {
+            let holds = self.holds.lock();
+            keys.iter()
+                .filter_map(|k| match holds.by_key.get(k).map(|e| &e.hold) {
+                    Some(&Hold::Session { sid, exited: true }) if sid != 0 => Some(sid),
+                    _ => None,
+                })
+                .collect()
+        };
+        group::lingering(&sids)
+    }
+
+    /// Sends `signal` to every member of the cells of `keys` except the
+    /// pids in `skip` (leaders, which their reaper signals alone).
+    pub(crate) fn signal(&self, keys: &[u64], signal: Signal, skip: &HashSet<u32>) {
+        let cells: Vec<Cell> = {
+            let holds = self.holds.lock();
+            keys.iter()
+                .filter_map(|k| match holds.by_key.get(k).map(|e| &e.hold) {
+                    Some(Hold::Cell { cell, .. }) => Some(cell.clone_ref()),
+                    _ => None,
+                })
+                .collect()
+        };
+        for cell in cells {
+            cell.signal(signal, skip);
+        }
+    }
+
+    /// SIGKILL to every member of the cells of `keys`.
+    pub(crate) fn kill(&self, keys: &[u64]) {
+        let holds = self.holds.lock();
+        for k in keys {
+            if let Some(Hold::Cell { cell, .. }) = holds.by_key.get(k).map(|e| &e.hold) {
+                cell.kill();
+            }
+        }
+    }
+
+    /// Waits until the cells of `keys` are empty or `deadline` passes;
+    /// returns the keys whose cells are not. The lock is not held while
+    /// waiting: the cells' events files are opened first.
+    pub(crate) fn wait_gone(&self, keys: &[u64], deadline: Instant) -> Vec<u64> {
+        let dirs: Vec<(u64, Cell)> = {
+            let holds = self.holds.lock();
+            keys.iter()
+                .filter_map(|&k| match holds.by_key.get(&k).map(|e| &e.hold) {
+                    Some(Hold::Cell { cell, .. }) => Some((k, cell.clone_ref())),
+                    _ => None,
+                })
+                .collect()
+        };
+        let cells: Vec<&Cell> = dirs.iter().map(|(_, c)| c).collect();
+        Cell::wait_all_empty(&cells, deadline)
+            .into_iter()
+            .map(|i| dirs[i].0)
+            .collect()
+    }
+
+    /// Forgets the cells of `keys` that are empty and whose leader has been
+    /// reaped, and removes them; forgets ended sessions among `keys`.
+    pub(crate) fn release(&self, keys: &[u64]) {
+        let mut gone = Vec::new();
+        let mut holds = self.holds.lock();
+        for k in keys {
+            let done = match holds.by_key.get(k).map(|e| &e.hold) {
+                Some(Hold::Cell { cell, exited: true }) => cell.remove().is_ok(),
+                Some(Hold::Session { exited: true, .. }) => true,
+                _ => false,
+            };
+            if done {
+                if let Some(entry) = holds.by_key.remove(k) {
+                    if let Hold::Session { .. } = entry.hold {
+                        holds.ended_sessions = holds.ended_sessions.saturating_sub(1);
+                    }
+                    gone.push(entry);
+                }
+            }
+        }
+        drop(holds);
+        self.unwatch(&gone);
+        drop(gone);
+    }
+
+    /// Removes the cells that emptied since their leader ended.
+    fn prune_cells(&self) {
+        let gone = self.take(|h| match h {
+            Hold::Cell { cell, exited: true } => !cell.populated() && cell.remove().is_ok(),
+            _ => false,
+        });
+        drop(gone);
+    }
+
+    /// Forgets the ended sessions nothing is left of: one `/proc` scan.
+    fn prune_sessions(&self) {
+        let ended: HashSet<u32> = {
+            let holds = self.holds.lock();
+            holds
+                .by_key
+                .values()
+                .filter_map(|e| match e.hold {
+                    Hold::Session { sid, exited: true } => Some(sid),
+                    _ => None,
+                })
+                .collect()
+        };
+        let live = group::lingering(&ended);
+        let gone = self.take(|h| match *h {
+            Hold::Session { sid, exited: true } => !live.contains(&sid),
+            _ => false,
+        });
+        let mut holds = self.holds.lock();
+        let left = holds
+            .by_key
+            .values()
+            .filter(|e| matches!(e.hold, Hold::Session { exited: true, .. }))
+            .count();
+        holds.ended_sessions = left;
+        holds.after_prune = left;
+        drop(holds);
+        self.unwatch(&gone);
+        drop(gone);
+    }
+
+    /// Takes out the entries for which `done` holds, to be dropped (and
+    /// their `on_gone` run) outside the lock.
+    fn take(&self, mut done: impl FnMut(&Hold) -> bool) -> Vec<Entry> {
+        let mut holds = self.holds.lock();
+        let keys: Vec<u64> = holds
+            .by_key
+            .iter()
+            .filter(|(_, e)| done(&e.hold))
+            .map(|(&k, _)| k)
+            .collect();
+        keys.iter().filter_map(|k| holds.by_key.remove(k)).collect()
+    }
+}
+
+impl Drop for Contain {
+    /// The last line of defense: whatever is still in the jail is killed
+    /// and the jail removed.
+    fn drop(&mut self) {
+        // Every entry's on_gone runs: nothing is held any more.
+        self.holds.lock().by_key.clear();
+        if let Some(jail) = &self.jail {
+            jail.destroy(Instant::now() + Duration::from_secs(10));
+        }
+    }
+}

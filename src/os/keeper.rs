@@ -1,0 +1,173 @@
+//! The keeper: one small process per owner that stops what is left of the
+//! owner's commands when the owner dies without cleaning up — SIGKILL, an
+//! abort, `process::exit` — and removes its output directory
+//! (`socketpair(2)`, `setsid(2)`).
+//!
+//! It is bash itself (no binary of ours to install): a script that reads
+//! its stdin, one end of a socket pair whose other end only the owner holds,
+//! close-on-exec, so no command ever inherits it. The owner writes one line
+//! per session it must know about (session mode: `+ SID`, `- SID`); when the
+//! owner's end closes — the owner dropped or died, the kernel closes it
+//! either way — the read sees EOF, and the keeper sends TERM and CONT to
+//! what is left (every member of the owner's cgroup, or the known
+//! sessions), waits up to the grace, sends KILL (`cgroup.kill`), removes the
+//! cgroups and the output directory, and exits. After a normal drop nothing
+//! is left, and it exits at once.
+//!
+//! The keeper runs in a session of its own, outside the owner's cgroup
+//! (what it must stop cannot stop it), and is reaped by the reaper while
+//! the owner lives.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use nix::sys::socket::{send, socketpair, AddressFamily, MsgFlags, SockFlag, SockType};
+
+use crate::os::reaper;
+
+/// The keeper's script: `$1` the owner's cgroup (or empty), `$2` the output
+/// directory, `$3` the grace in ticks of 50 ms.
+const SCRIPT: &str = r#"
+jail=$1 out=$2 ticks=$3
+declare -A sids
+while read -r op sid; do
+    case $op in
+        +) sids[$sid]=1 ;;
+        -) unset "sids[$sid]" ;;
+    esac
+done
+# The owner is gone. A pipe nobody writes: `read -t` on it waits without a process.
+exec 3<> <(:)
+populated() {
+    [ -n "$jail" ] || return 1
+    local k v
+    while read -r k v; do
+        [ "$k" = populated ] && [ "$v" = 1 ] && return 0
+    done < "$jail/cgroup.events"
+    return 1
+}
+left() {
+    populated && return 0
+    local s
+    for s in "${!sids[@]}"; do kill -0 -- "-$s" 2>/dev/null && return 0; done
+    return 1
+}
+signal() {
+    local f p s
+    if [ -n "$jail" ]; then
+        for f in "$jail"/run-*/cgroup.procs; do
+            [ -e "$f" ] || continue
+            while read -r p; do kill "-$1" "$p" 2>/dev/null; done < "$f"
+        done
+    fi
+    for s in "${!sids[@]}"; do kill "-$1" -- "-$s" 2>/dev/null; done
+}
+# `$1` ticks at most, while `$2` (left or populated) holds.
+wait_while() {
+    local i=0
+    while $2 && [ $i -lt "$1" ]; do read -r -t 0.05 -u 3; i=$((i + 1)); done
+}
+if left; then
+    signal TERM
+    signal CONT
+    wait_while "$ticks" left
+    if left; then
+        [ -n "$jail" ] && echo 1 > "$jail/cgroup.kill"
+        signal KILL
+        # KILL is final; only a cgroup must empty before it can be
+        # removed. (A killed session's zombies, which init may never reap,
+        # would keep `kill -0` true.)
+        wait_while 200 populated
+    fi
+fi
+if [ -n "$jail" ] && [ -d "$jail" ]; then
+    for d in "$jail"/run-*/; do [ -d "$d" ] && rmdir "$d"; done
+    rmdir "$jail"
+fi
+rm -rf -- "$out"
+"#;
+
+/// The owner's end of the keeper's socket; dropping it lets the keeper
+/// clean up and exit.
+#[derive(Debug)]
+pub(crate) struct Keeper {
+    end: OwnedFd,
+}
+
+impl Keeper {
+    /// Starts the keeper of an owner whose commands are in `jail` (cgroup
+    /// mode) and whose output is in `outdir`.
+    pub(crate) fn start(jail: Option<&Path>, outdir: &Path, grace: Duration) -> io::Result<Keeper> {
+        let (end, theirs) = socketpair(
+            AddressFamily::Unix,
+            SockType::Stream,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )?;
+        let ticks = grace.as_millis().div_ceil(50).max(1);
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg(SCRIPT)
+            .arg("bashtools-keeper")
+            .arg(jail.map_or(Path::new(""), |j| j))
+            .arg(outdir)
+            .arg(ticks.to_string())
+            // No startup file of the host's (BASH_ENV) runs in the keeper.
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir("/")
+            .stdin(Stdio::from(theirs))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: the hook runs in the forked child and calls only
+        // async-signal-safe functions.
+        unsafe { cmd.pre_exec(keeper_session) };
+        reaper::init()?.spawn(|| Ok(cmd.spawn()?.id()), Box::new(|_| {}))?;
+        Ok(Keeper { end })
+    }
+
+    /// Tells the keeper about session `sid` (session mode).
+    pub(crate) fn watch(&self, sid: u32) {
+        self.say(&format!("+ {sid}\n"));
+    }
+
+    /// The session `sid` needs no watching any more.
+    pub(crate) fn unwatch(&self, sid: u32) {
+        self.say(&format!("- {sid}\n"));
+    }
+
+    fn say(&self, line: &str) {
+        // MSG_NOSIGNAL: a keeper that died must not kill the host with
+        // SIGPIPE. A full buffer (a keeper that stopped reading) loses the
+        // line rather than block a spawn.
+        use std::os::fd::AsRawFd;
+        let _ = send(
+            self.end.as_raw_fd(),
+            line.as_bytes(),
+            MsgFlags::MSG_NOSIGNAL | MsgFlags::MSG_DONTWAIT,
+        );
+    }
+}
+
+/// In the keeper's child: a session of its own (a terminal's SIGINT or
+/// SIGHUP to the host's group does not reach it), default dispositions and
+/// an empty mask.
+fn keeper_session() -> io::Result<()> {
+    nix::unistd::setsid()?;
+    for signo in 1..nix::libc::SIGRTMIN() {
+        if signo == nix::libc::SIGKILL || signo == nix::libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: installs no handler.
+        unsafe {
+            nix::libc::signal(signo, nix::libc::SIG_DFL);
+        }
+    }
+    use nix::sys::signal::{sigprocmask, SigSet, SigmaskHow};
+    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
+    Ok(())
+}

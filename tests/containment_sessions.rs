@@ -1,0 +1,127 @@
+//! Containment where no cgroup can be made (forced here with
+//! `BASHTOOLS_CONTAINMENT=session`): each command leads a session of its
+//! own. What stays in the session (`set -m` jobs, plain forks) is stopped
+//! with it; what calls `setsid` itself escapes, and these tests pin that
+//! too, so the README's table says exactly what holds.
+
+mod common;
+mod escapes;
+
+use std::time::Duration;
+
+use bashtools::{BashTools, Containment};
+use common::*;
+use escapes::{kill_marker, left_after, marker, wait_started, Escape};
+use serde_json::json;
+
+/// Every test of this file wants sessions, so setting the variable from
+/// each (to the same value) is no race between them.
+fn session_tools() -> BashTools {
+    std::env::set_var("BASHTOOLS_CONTAINMENT", "session");
+    let tools = tools();
+    assert_eq!(tools.containment(), Containment::Session);
+    assert!(tools.cgroup().is_none());
+    tools
+}
+
+/// Starts `escape` from a foreground command, then stops everything with
+/// `stop`; returns what is left of it (killed by the test afterwards).
+fn left_of_escape(escape: Escape, stop: impl FnOnce(BashTools)) -> Vec<(u32, char)> {
+    let tools = session_tools();
+    let m = marker();
+    let r = bash(
+        &tools,
+        json!({"command": format!("{}\necho started", escape.command(&m))}),
+    );
+    assert_eq!(r.text, "started");
+    wait_started(&m);
+    stop(tools);
+    let left = left_after(&m, Duration::from_millis(1));
+    kill_marker(&m);
+    left
+}
+
+#[test]
+fn job_control_is_stopped_by_stop_all_in_session_mode() {
+    let left = left_of_escape(Escape::JobControl, |t| t.stop_all());
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn job_control_is_stopped_by_drop_in_session_mode() {
+    let left = left_of_escape(Escape::JobControl, drop);
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn job_control_is_stopped_by_kill_shell_in_session_mode() {
+    let tools = session_tools();
+    let m = marker();
+    let cmd = format!("set -m; sleep {m} & sleep {m}");
+    let r = bash(&tools, json!({"command": cmd, "run_in_background": true}));
+    let id = id_of(&r);
+    wait_until("both sleeps run", || escapes::with_marker(&m).len() >= 2);
+    let r = tools.kill_shell(&json!({"shell_id": id}));
+    assert!(!r.is_error, "{}", r.text);
+    let left = left_after(&m, Duration::from_millis(1));
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_lingering_group_is_stopped_by_stop_all_after_many_commands() {
+    let tools = session_tools();
+    let m = marker();
+    let r = bash(
+        &tools,
+        json!({"command": format!("sleep {m} & echo started")}),
+    );
+    assert_eq!(r.text, "started");
+    // More commands than any fixed ring of ended groups would keep.
+    for _ in 0..300 {
+        bash(&tools, json!({"command": "true"}));
+    }
+    tools.stop_all();
+    let left = left_after(&m, Duration::from_millis(1));
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn setsid_escapes_stop_all_in_session_mode() {
+    if !Escape::Setsid.available() {
+        eprintln!("SKIP: no setsid");
+        return;
+    }
+    let left = left_of_escape(Escape::Setsid, |t| t.stop_all());
+    assert!(
+        !left.is_empty(),
+        "a new session is out of reach without a cgroup"
+    );
+}
+
+#[test]
+fn python_new_session_escapes_drop_in_session_mode() {
+    if !Escape::Python.available() {
+        eprintln!("SKIP: no python3");
+        return;
+    }
+    let left = left_of_escape(Escape::Python, drop);
+    assert!(
+        !left.is_empty(),
+        "a new session is out of reach without a cgroup"
+    );
+}
+
+#[test]
+fn the_output_cap_holds_after_the_leader_exits_in_session_mode() {
+    std::env::set_var("BASHTOOLS_CONTAINMENT", "session");
+    let tools = builder().max_output_bytes(1_000_000).build().unwrap();
+    let m = marker();
+    let cmd = format!("(while :; do head -c 100000 /dev/zero; sleep 0.01; done; : {m}) & exit 0");
+    let r = bash(&tools, json!({"command": cmd, "run_in_background": true}));
+    let id = id_of(&r);
+    let path = tools.output_directory().join(format!("{id}.output"));
+    let left = left_after(&m, Duration::from_secs(30));
+    assert!(left.is_empty(), "the writer ran on: {left:?}");
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(size < 10_000_000, "the file grew to {size} bytes");
+}

@@ -1,0 +1,93 @@
+//! A host program for the containment tests (`tests/containment.rs`): each
+//! case needs a process of its own — one under a pseudo-terminal, one
+//! SIGKILLed while its shells run, one with a signal setup of its own.
+//!
+//! `containment-host CASE`; it prints what the test checks, one `key=value`
+//! a line, on stdout.
+
+use bashtools::{BashTools, Caller};
+use serde_json::json;
+
+fn main() {
+    let case = std::env::args().nth(1).unwrap_or_default();
+    match case.as_str() {
+        "tty" => tty(),
+        "die" => die(&std::env::args().nth(2).expect("a marker")),
+        other => {
+            eprintln!("containment-host: unknown case {other:?}");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Under a terminal (`script -qc`): a command that opens `/dev/tty` must
+/// fail at once instead of stopping with SIGTTIN.
+fn tty() {
+    let host_has_tty = std::fs::File::open("/dev/tty").is_ok();
+    println!("host_tty={host_has_tty}");
+    let tools = BashTools::builder().build().expect("tools");
+    let r = tools.bash(
+        &json!({"command": "read -r line < /dev/tty; echo read=$?", "timeout": 20}),
+        &Caller::default(),
+    );
+    println!("result={}", r.text.replace('\n', " | "));
+}
+
+/// Starts a background shell, a foreground `cmd &` that outlives its
+/// command, and a TERM-trapping shell that `kill_shell` is stopping (in
+/// its grace), prints `ready`, and waits to be SIGKILLed.
+fn die(m: &str) {
+    let tools = BashTools::builder()
+        .kill_grace(std::time::Duration::from_secs(2))
+        .build()
+        .expect("tools");
+    println!("mode={:?}", tools.containment());
+    println!("outdir={}", tools.output_directory().display());
+    if let Some(cgroup) = tools.cgroup() {
+        println!("cgroup={}", cgroup.display());
+    }
+    let me = Caller::default();
+    tools.bash(
+        &json!({"command": format!("sleep {m}"), "run_in_background": true}),
+        &me,
+    );
+    let r = tools.bash(
+        &json!({"command": format!("sleep {m} & echo started")}),
+        &me,
+    );
+    assert_eq!(r.text, "started");
+    let trapped = tools.output_directory().join("trapped");
+    let termed = tools.output_directory().join("termed");
+    let cmd = format!(
+        "trap 'echo > {}' TERM; echo > {}; while :; do sleep {m}; done",
+        termed.display(),
+        trapped.display()
+    );
+    let r = tools.bash(&json!({"command": cmd, "run_in_background": true}), &me);
+    wait_for(&trapped);
+    let id = r
+        .text
+        .split("ID: ")
+        .nth(1)
+        .unwrap()
+        .split('.')
+        .next()
+        .unwrap()
+        .to_string();
+    let tools = std::sync::Arc::new(tools);
+    let stopper = tools.clone();
+    std::thread::spawn(move || stopper.kill_shell(&json!({"shell_id": id})));
+    // Ready once the TERM has arrived: the stop is in its grace.
+    wait_for(&termed);
+    println!("ready");
+    loop {
+        std::thread::park();
+    }
+}
+
+/// Polls for a file a command writes (nothing else can wake us).
+fn wait_for(file: &std::path::Path) {
+    while !file.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
