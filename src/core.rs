@@ -149,7 +149,7 @@ impl Core {
     /// The gates of SPEC section 3: `allowed_commands`, then the validator.
     pub(crate) fn check_gates(&self, command: &str, cwd: &Path) -> Result<(), String> {
         if let Some(allowed) = &self.config.allowed_commands {
-            gate::check_allowed(command, allowed)?;
+            gate::check_allowed(command, allowed).map_err(|r| r.to_string())?;
         }
         if let Some(validator) = &self.config.validator {
             let verdict =

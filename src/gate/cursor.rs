@@ -50,7 +50,7 @@ impl Parser {
             self.advance(1);
             Ok(())
         } else {
-            Err(ParseError)
+            Err(ParseError::SYNTAX)
         }
     }
 
@@ -72,7 +72,7 @@ impl Parser {
         if self.eat_keyword(k) {
             Ok(())
         } else {
-            Err(ParseError)
+            Err(ParseError::SYNTAX)
         }
     }
 
@@ -87,7 +87,7 @@ impl Parser {
 
     pub(super) fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
         if self.depth >= MAX_DEPTH {
-            return Err(ParseError);
+            return Err(ParseError::DEPTH);
         }
         self.depth += 1;
         let result = f(self);
@@ -98,7 +98,7 @@ impl Parser {
     pub(super) fn spend_retry(&mut self) -> PResult<()> {
         self.retries += 1;
         if self.retries > MAX_RETRIES {
-            Err(ParseError)
+            Err(ParseError::ARITHMETIC)
         } else {
             Ok(())
         }
@@ -115,7 +115,7 @@ impl Parser {
         self.outer_pending = saved_flag || !saved.is_empty();
         let result = f(self)?;
         if !self.pending.is_empty() {
-            return Err(ParseError);
+            return Err(ParseError::HEREDOC_PLACE);
         }
         self.pending = saved;
         self.outer_pending = saved_flag;
@@ -168,7 +168,7 @@ impl Parser {
         };
         let quoted = self.in_quoted_substitution > 0; // no comments at all in `"$(…)"`
         if quoted || (self.in_substitution > 0 && !after_blank && !opens) {
-            return Err(ParseError);
+            return Err(ParseError::OLD_BASH);
         }
         while !matches!(self.peek(), None | Some('\n')) {
             self.advance(1);
@@ -190,7 +190,7 @@ impl Parser {
     /// Consumes a newline token; bodies of pending here-documents start right after it.
     pub(super) fn newline(&mut self, out: &mut Vec<Check>) -> PResult<()> {
         if self.outer_pending {
-            return Err(ParseError);
+            return Err(ParseError::HEREDOC_PLACE);
         }
         self.advance(1);
         for doc in mem::take(&mut self.pending) {
@@ -215,7 +215,7 @@ impl Parser {
             if self.in_substitution > 0 && line.starts_with(&doc.delim) {
                 // Inside `$(…)` bash 5.2 may end the body at such a line (`EOF )`) and
                 // read the rest of it as commands.
-                return Err(ParseError);
+                return Err(ParseError::OLD_BASH);
             }
             body.extend(line);
             body.push('\n');
@@ -232,7 +232,7 @@ impl Parser {
     /// (`EO\<newline>F` ends the body), so this does too.
     pub(super) fn heredoc_line(&mut self, expand: bool) -> PResult<Vec<char>> {
         if self.pos >= self.chars.len() {
-            return Err(ParseError); // no delimiter line
+            return Err(ParseError::SYNTAX); // no delimiter line
         }
         let mut line = Vec::new();
         loop {

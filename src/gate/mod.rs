@@ -53,13 +53,17 @@
 //! directory. The gate decides which command words start; it is not a sandbox.
 
 // The parser, one part per file; each adds methods to `Parser`.
+mod builtins;
 mod commands;
 mod cursor;
+mod refusal;
 mod rules;
 mod words;
 
 #[cfg(test)]
 mod tests;
+
+pub use refusal::{Change, Refusal};
 
 use std::mem;
 
@@ -73,8 +77,6 @@ const MAX_DEPTH: usize = 64;
 /// exponential time on a hostile line.
 const MAX_RETRIES: usize = 64;
 
-const PARSE_ERROR: &str = "could not parse the command line";
-
 /// Reserved words that end a list (the list of a compound command).
 const LIST_ENDS: [&str; 8] = ["then", "elif", "else", "fi", "do", "done", "esac", "}"];
 
@@ -84,42 +86,57 @@ const EVALUATES_NAMES: &str = "[ test declare typeset local export readonly read
     readarray printf unset let getopts wait shift exit return break continue";
 
 /// Variables whose assignment changes which program a command word runs or how bash
-/// reads the rest of the line. Beyond the documented list: `BASH_CMDS` (the command
+/// reads the rest of the line, with `LD_*` and `BASH_FUNC_*` (see `is_forbidden_name`):
+/// the one list every check uses. Beyond the documented list: `BASH_CMDS` (the command
 /// hash table), `BASH_ALIASES` and `EXECIGNORE` change what a word runs as `PATH` does;
 /// `POSIXLY_CORRECT` and `BASH_COMPAT` change how later lines are parsed; `GCONV_PATH`
-/// loads code into programs as `LD_PRELOAD` does.
+/// loads code into programs as `LD_PRELOAD` does; `BASH_LOADABLES_PATH` is where
+/// `enable -f` finds code to load.
 const FORBIDDEN_VARIABLES: &str = "PATH IFS BASH_ENV ENV SHELLOPTS BASHOPTS PS4 \
-    BASH_CMDS BASH_ALIASES EXECIGNORE POSIXLY_CORRECT BASH_COMPAT GCONV_PATH";
+    BASH_CMDS BASH_ALIASES EXECIGNORE POSIXLY_CORRECT BASH_COMPAT GCONV_PATH \
+    BASH_LOADABLES_PATH";
 
 /// Checks every simple command of `line` against `allowed`.
-/// Ok(()) when all are allowed; Err(text) with the exact refusal text otherwise.
+/// `Ok(())` when all are allowed; otherwise the first refusal, whose `Display` is the
+/// exact text for the model.
 ///
 /// The whole line is parsed before anything is checked, so a line that cannot be parsed
 /// is refused as such even when an earlier command is also not allowed. An empty
 /// `allowed` allows no command at all; a line without commands (`X=1`, a comment) passes.
-pub fn check_allowed<S: AsRef<str>>(line: &str, allowed: &[S]) -> Result<(), String> {
+pub fn check_allowed<S: AsRef<str>>(line: &str, allowed: &[S]) -> Result<(), Refusal> {
     let checks = Parser::new(line.chars().collect(), 0, 0, false)
         .parse_program()
-        .map_err(|ParseError| refusal(PARSE_ERROR))?;
-    for check in checks {
+        .map_err(|ParseError(reason)| Refusal::Unparseable { reason })?;
+    let namerefs: Vec<&str> = checks
+        .iter()
+        .filter_map(|check| match check {
+            Check::Nameref(name) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    for check in &checks {
         match check {
             Check::Command {
                 value: Some(word), ..
             } if !word.is_empty() => {
                 if !allowed.iter().any(|a| a.as_ref() == word) {
-                    return Err(refusal(&word));
+                    return Err(Refusal::NotAllowed { word: word.clone() });
                 }
             }
             // An expansion, a glob or an empty word: show it as written, since there is
             // no value to show before the line runs.
-            Check::Command { raw, .. } | Check::Refuse(raw) => return Err(refusal(&raw)),
+            Check::Command { raw, .. } => return Err(Refusal::NotLiteral { word: raw.clone() }),
+            Check::Refuse(refusal) => return Err(refusal.clone()),
+            Check::Nameref(_) => {}
+            // A loop over a nameref makes it refer to each word in turn, so
+            // `for r in PATH` retargets `r` at PATH.
+            Check::LoopVariable { name, text } if namerefs.contains(&name.as_str()) => {
+                return Err(Refusal::NotLiteralName { text: text.clone() })
+            }
+            Check::LoopVariable { .. } => {}
         }
     }
     Ok(())
-}
-
-fn refusal(word: &str) -> String {
-    crate::texts::not_allowed(word)
 }
 
 /// One decision to make, in reading order (outer before inner).
@@ -127,12 +144,54 @@ enum Check {
     /// A command word: `value` is its text after quote removal, `None` when it is not a
     /// plain literal (expansions, globs, brace expansion, leading tilde).
     Command { raw: String, value: Option<String> },
-    /// Refused whatever the list holds (a forbidden assignment); holds the text to show.
-    Refuse(String),
+    /// Refused whatever the list holds.
+    Refuse(Refusal),
+    /// `declare -n NAME=…` somewhere in the line: NAME is a nameref.
+    Nameref(String),
+    /// The variable of a `for` or `select` loop, refused when it is a nameref anywhere
+    /// in the line (a loop earlier in the text may run after the declaration).
+    LoopVariable { name: String, text: String },
 }
 
-struct ParseError;
+/// Why the line cannot be read: the clause shown after "could not parse the command
+/// line", saying what is unsupported and what to write instead.
+struct ParseError(&'static str);
 type PResult<T> = Result<T, ParseError>;
+
+impl ParseError {
+    const SYNTAX: ParseError = ParseError(
+        "incomplete, or bash syntax the gate does not read such as a function definition: \
+         write it more plainly",
+    );
+    const UNSUPPORTED: ParseError = ParseError(
+        "functions, coproc and this construct are not supported: run the commands directly",
+    );
+    const DEPTH: ParseError =
+        ParseError("nested more than 64 levels: split it into several commands");
+    const LOCALE: ParseError = ParseError("$\"…\" is translated at run time: write \"…\" instead");
+    const PROMPT: ParseError = ParseError("${…@P} runs the text of a variable: leave out @P");
+    const EXTGLOB: ParseError = ParseError("!( is an extglob pattern here: write ! ( with a blank");
+    const DUPLICATION: ParseError =
+        ParseError(">&WORD and <&WORD expand WORD twice: write a plain file name, a digit or -");
+    const DELIMITER: ParseError =
+        ParseError("a here-document delimiter must be a plain word: write <<EOF or <<'EOF'");
+    const CONTINUATION: ParseError =
+        ParseError("a backslash-newline inside a word joins it: write the word on one line");
+    const BRACE_COMMAND: ParseError =
+        ParseError("${ …; } runs commands in bash 5.3: write $(…) instead");
+    const OLD_BASH: ParseError = ParseError(
+        "bash before 5.2 reads this differently inside $(…): use backticks or a separate command",
+    );
+    const ARITHMETIC: ParseError =
+        ParseError("bash may run this $((…)) as commands: write $( (…) ) or plain arithmetic");
+    const SUBSCRIPT: ParseError =
+        ParseError("a subscript holding blanks, operators or a comment: write it without them");
+    const HEREDOC_PLACE: ParseError = ParseError(
+        "bash may read this here-document's body elsewhere: end the line after the command",
+    );
+    const COND: ParseError =
+        ParseError("a comment, ; or newline inside [[ … ]]: keep [[ … ]] on one line");
+}
 
 /// What scanning a word collects: its text as written, its value after quote removal,
 /// whether that value is a plain literal, and the checks of the substitutions inside.
@@ -140,6 +199,9 @@ struct Word {
     raw: String,
     value: String,
     literal: bool,
+    /// How much of `value` (in bytes) is known before the line runs: all of it for a
+    /// literal, the part before the first expansion otherwise.
+    known: usize,
     inner: Vec<Check>,
 }
 
@@ -149,7 +211,25 @@ impl Word {
             raw: String::new(),
             value: String::new(),
             literal: true,
+            known: 0,
             inner: Vec::new(),
+        }
+    }
+
+    /// Marks the word as expanding from here on; what came before stays known.
+    fn expands(&mut self) {
+        if self.literal {
+            self.known = self.value.len();
+            self.literal = false;
+        }
+    }
+
+    /// The part of the value known before the line runs.
+    fn known_value(&self) -> &str {
+        if self.literal {
+            &self.value
+        } else {
+            &self.value[..self.known]
         }
     }
 }
@@ -215,7 +295,7 @@ impl Parser {
         let mut out = Vec::new();
         self.parse_list(&mut out)?;
         if self.pos < self.chars.len() || !self.pending.is_empty() {
-            return Err(ParseError);
+            return Err(ParseError::SYNTAX);
         }
         Ok(out)
     }
