@@ -6,51 +6,100 @@
 //! word found anywhere in it is checked: each part of a list or pipeline, the bodies of
 //! subshells, groups and compound commands, and the commands inside `$(…)`, backticks and
 //! `<(…)`/`>(…)` wherever they appear (arguments, quotes, assignments, redirections,
-//! here-document bodies, `${…}`, arithmetic).
+//! here-document bodies, `${…}`, arithmetic). A refusal is a [`Refusal`], whose `Display`
+//! is the text for the model.
 //!
-//! The parser does not try to accept everything bash accepts. Where bash could read a
-//! line differently from it, the line is refused: refusing too much costs the agent a
-//! retry, refusing too little runs a command nobody allowed. Refused as unsupported,
-//! with the parse-error text:
-//! - function definitions (`f() {…}`, `function f`) and `coproc`;
-//! - nesting deeper than 64 levels;
-//! - `${…@P}` (prompt expansion runs substitutions stored in a variable), `$"…"`
-//!   (translated through a catalog chosen at run time), `!(…)` (an extglob pattern);
-//! - `>&word` / `<&word` onto anything but a descriptor (bash expands the word twice);
-//! - here-document delimiters other than a plain word, quoted or not as a whole, a
-//!   here-document whose body would start inside a nested substitution or array, and,
-//!   inside `$(…)`, a body line that starts with the delimiter (bash 5.2 may end the
-//!   body at `EOF )` and run the rest of the line);
-//! - a backslash-newline that joins two characters (`l\<newline>s`, `$\<newline>(`):
-//!   bash removes it before reading tokens; between words it is a blank and fine;
-//! - `$((…))` that bash might run as commands rather than evaluate, and a `$((` that is
-//!   not arithmetic where bash would end it elsewhere than the parser does;
-//! - `name[…]` holding blanks or operators where bash may read it as one subscript,
-//!   `a=(…)x`, a comment, `;` or newline inside `[[ … ]]`;
-//! - what bash before 5.2 reads differently inside `$(…)`, which it scans as text
-//!   rather than parses: `case`, a comment not after a blank (or any comment inside
-//!   `"$(…)"`), two here-documents on one line;
-//! - bash 5.3's `${ cmd; }` and `${| cmd; }`, which run commands.
+//! # What is refused, and why
+//!
+//! Whatever the list holds, a line is refused when:
+//! - **a command word is not listed** ([`Refusal::NotAllowed`]): judged after quote
+//!   removal, so `"t"ouch` is `touch`; the text is exactly `Command not allowed: WORD`;
+//! - **a command word is not a plain literal** ([`Refusal::NotLiteral`]): an expansion,
+//!   a substitution, a glob, a brace expansion, a leading `~` or an empty word, whose
+//!   value is not known before the line runs;
+//! - **it sets, unsets or rebinds a forbidden variable** ([`Refusal::ForbiddenVariable`]):
+//!   `PATH`, `IFS`, `BASH_ENV`, `ENV`, `SHELLOPTS`, `BASHOPTS`, `PS4`, `BASH_CMDS`,
+//!   `BASH_ALIASES`, `EXECIGNORE`, `POSIXLY_CORRECT`, `BASH_COMPAT`, `GCONV_PATH`,
+//!   `BASH_LOADABLES_PATH`, `LD_*` and `BASH_FUNC_*` (one list, `FORBIDDEN_VARIABLES`),
+//!   which change which program a word runs or how bash reads the line. Every way is
+//!   looked at, each name judged by its value after quote removal (`export BASH''_ENV=p`
+//!   names `BASH_ENV`): a prefix assignment, a name given to `export`, `declare`,
+//!   `typeset`, `local`, `readonly`, `read` (and `read -a`), `printf -v`, `mapfile`,
+//!   `readarray`, `getopts`, `wait -p`, `unset` (bash's default `PATH` ends in `.`), a
+//!   `for`/`select` variable, `{NAME}>file`, an assignment in arithmetic (`$((PATH=0))`,
+//!   `(( … ))`, `let`, subscripts, `${x:offset}`, the value of an integer variable),
+//!   `${NAME=…}`/`${NAME:=…}`, and a nameref to one (`declare -n r=PATH`);
+//! - **a name it sets is not known before the line runs** ([`Refusal::NotLiteralName`]):
+//!   a name argument of those builtins that is not a plain literal after quote removal
+//!   (`export "$n"=1`, `read $n`, `export PA*H=x`), a nameref without a literal target
+//!   (`declare -n r`, after which `r=PATH` sets the target), a `for` loop over a nameref
+//!   (it retargets the nameref at each word), `${!r:=…}`;
+//! - **a builtin option runs its argument or changes what later words run**
+//!   ([`Refusal::Option`]), as listed below, and an option word that expands where a
+//!   builtin with name options reads options (`printf "$f" x` may be `printf -v PATH x`);
+//! - **the line cannot be read the way bash will** ([`Refusal::Unparseable`]): refusing
+//!   too much costs the agent a retry, refusing too little runs a command nobody allowed:
+//!   - function definitions (`f() {…}`, `function f`) and `coproc`;
+//!   - nesting deeper than 64 levels;
+//!   - `${…@P}` (prompt expansion runs substitutions stored in a variable), `$"…"`
+//!     anywhere bash translates it — outside quotes, inside `${…}`, `$((…))` and
+//!     subscripts (the translation comes from a catalog chosen at run time and is
+//!     expanded) — and `!(…)` (an extglob pattern);
+//!   - `>&WORD` / `<&WORD` when WORD expands or holds quotes, globs or `~` (bash expands
+//!     it a second time: `>&'$(cmd)'` runs cmd); a plain literal file name, digit or `-`
+//!     is accepted (`cmd >& /dev/null`);
+//!   - here-document delimiters other than a plain word, quoted or not as a whole, a
+//!     here-document whose body would start inside a nested substitution or array, and,
+//!     inside `$(…)`, a body line that starts with the delimiter (bash 5.2 may end the
+//!     body at `EOF )` and run the rest of the line);
+//!   - a backslash-newline that joins two characters (`l\<newline>s`, `$\<newline>(`):
+//!     bash removes it before reading tokens; between words it is a blank and fine;
+//!   - `$((…))` that bash might run as commands rather than evaluate, and a `$((` that
+//!     is not arithmetic where bash would end it elsewhere than the parser does;
+//!   - `name[…]` holding blanks or operators where bash may read it as one subscript,
+//!     `a=(…)x`, a comment, `;` or newline inside `[[ … ]]`;
+//!   - what bash before 5.2 reads differently inside `$(…)`, which it scans as text
+//!     rather than parses: `case`, a comment not after a blank (or any comment inside
+//!     `"$(…)"`), two here-documents on one line;
+//!   - bash 5.3's `${ cmd; }` and `${| cmd; }`, which run commands.
 //!
 //! `[[ … ]]` gets no grammar of its own: `[[` is a command word that must be listed like
 //! any other, and substitutions in its operands are checked.
 //!
-//! Beyond the documented contract, a few builtins are looked into because listing them
-//! would otherwise reach what a prefix assignment may not: `export`/`declare`/`read`/…
-//! naming a forbidden variable, `set -k`, `set -o posix`, `mapfile -C`, `hash -p`, and
-//! subscripts in quoted arguments that name-taking builtins evaluate
+//! # Builtin options that run their argument as a command
+//!
+//! | builtin, option | what the gate does |
+//! |---|---|
+//! | `jobs -x CMD ARGS` | refused: runs CMD |
+//! | `mapfile -C CB` / `readarray -C CB` | refused: runs the callback |
+//! | `trap ACTION SIG…` | ACTION is checked as a command line; refused when it expands |
+//! | `complete -C CMD`, `compgen -C CMD` | refused: runs CMD |
+//! | `complete -F F`, `compgen -F F` | refused: runs a function |
+//! | `complete -W LIST`, `compgen -W LIST` | LIST is expanded by bash, so its substitutions are checked; refused when it expands |
+//! | `bind -x SEQ:CMD` | refused: runs CMD |
+//! | `fc` (without `-l`) | refused: runs an editor and re-runs history |
+//! | `enable -f FILE` | refused: loads code |
+//! | `hash -p FILE NAME` | refused: rebinds a command word |
+//! | `set -k` | refused: turns later arguments into assignments |
+//! | `set -o posix`, `set -o keyword`, `shopt -s expand_aliases`, `shopt -s compat…` | refused: change how later lines are read, or let aliases change what a word runs |
+//! | `eval`, `source`/`.`, `exec`, `command`, `builtin` | ordinary command words: listing one allows what it runs |
+//!
+//! Subscripts in quoted arguments that name-taking builtins evaluate are checked too
 //! (`[ -v 'a[$(cmd)]' ]` runs cmd).
 //!
-//! The reading follows bash 5.2 and was checked against it by running lines the gate
-//! accepts under a bash that records every command it starts.
+//! The reading follows bash 5.2 and is checked against it on every test run
+//! (`tests/gate_differential.rs`): generated lines the gate accepts are run under a bash
+//! that records every program it starts and the environment it passes.
 //!
-//! Known gaps: bash evaluates array subscripts found in variable values at run time
-//! (`x='a[$(cmd)]'; echo $((x))`, `${!x}`, `[[ $x -eq 1 ]]`, `declare -a "x=($y)"`); a
-//! listed word may itself run code (`eval`, `env`, `xargs`, `bash`, `trap`,
-//! `git -c core.pager=…`), and so may the environment variables its program reads
-//! (`GIT_SSH_COMMAND=… git fetch`, `PAGER`, `NODE_OPTIONS`), which only the bash-level
-//! ones above are refused for; a listed relative path (`./build.sh`) depends on the
-//! directory. The gate decides which command words start; it is not a sandbox.
+//! # Known gaps
+//!
+//! bash evaluates array subscripts and arithmetic found in variable values at run time
+//! (`x='a[$(cmd)]'; echo $((x))`, `x=PATH=0; ((x))`, `${!x}`, `[[ $x -eq 1 ]]`,
+//! `declare -a "x=($y)"`); a listed word may itself run code (`eval`, `env`, `xargs`,
+//! `bash`, `git -c core.pager=…`), and so may the environment variables its program
+//! reads (`GIT_SSH_COMMAND=… git fetch`, `PAGER`, `NODE_OPTIONS`), which only the
+//! bash-level ones above are refused for; a listed relative path (`./build.sh`) depends
+//! on the directory. The gate decides which command words start; it is not a sandbox.
 
 // The parser, one part per file; each adds methods to `Parser`.
 mod builtins;
