@@ -31,6 +31,7 @@ impl Parser {
         rest.iter().position(|&x| x == c).map(|i| start + i)
     }
 
+    /// Operators and keywords are ASCII, so their length in bytes is in characters.
     pub(super) fn looking_at(&self, s: &str) -> bool {
         s.chars()
             .enumerate()
@@ -40,7 +41,7 @@ impl Parser {
     pub(super) fn eat(&mut self, s: &str) -> bool {
         let found = self.looking_at(s);
         if found {
-            self.advance(s.chars().count());
+            self.advance(s.len());
         }
         found
     }
@@ -56,14 +57,14 @@ impl Parser {
 
     /// A reserved word is one only as a whole, unquoted word.
     pub(super) fn at_keyword(&self, k: &str) -> bool {
-        let len = k.chars().count();
+        let len = k.len();
         self.looking_at(k) && self.peek_at(len).map_or(true, is_meta)
     }
 
     pub(super) fn eat_keyword(&mut self, k: &str) -> bool {
         let found = self.at_keyword(k);
         if found {
-            self.advance(k.chars().count());
+            self.advance(k.len());
         }
         found
     }

@@ -1240,3 +1240,27 @@ fn construct_refusals_say_what_to_write_instead() {
     assert!(refusal.is_unlisted_word() && refusal.subject() == "rm");
     let _: &dyn std::error::Error = &refusal;
 }
+
+#[test]
+fn a_megabyte_line_of_substitutions_is_read_in_linear_time() {
+    // 100 000 sequential substitutions in 1 MB, each checked; then the same with an
+    // unlisted word at the very end, which must still be found.
+    let mut line = "echo".to_string() + &" $(ls) ".repeat(100_000);
+    line.push_str(&"a".repeat(1_000_000 - line.len()));
+    let started = std::time::Instant::now();
+    ok(&line);
+    refused(&(line.clone() + "; rm"), "rm");
+    let nested = "$(".repeat(100_000) + &")".repeat(100_000);
+    unparsable(&nested);
+    let params = "${x:-".repeat(100_000) + &"}".repeat(100_000);
+    unparsable(&params);
+    // Generous: debug build on a loaded machine; a quadratic reading takes minutes.
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
+
+#[test]
+fn sixty_four_levels_are_read_and_sixty_five_refused() {
+    let at = |n: usize| "echo ".to_string() + &"$(echo ".repeat(n) + &")".repeat(n);
+    ok(&at(60));
+    unparsable(&at(65));
+}
