@@ -370,7 +370,10 @@ impl Gen {
             13 => "$'\\x67a'".into(),
             14 => "*".into(),
             15 => format!("${{{}:=p}}", self.rng.pick(&["BASH_ENV", "v", "IFS"])),
-            16 => "$\"ga\"".into(),
+            16 => self
+                .rng
+                .pick(&["$\"ga\"", "${v:-$\"ga\"}", "$(( $\"1\" ))", "a[$\"x y\"]=b"])
+                .into(),
             17 => format!("'{}'", self.simple(depth + 1).replace('\'', "")),
             _ => format!("{}{}", self.word(depth + 1), self.word(depth + 1)),
         }

@@ -94,7 +94,7 @@
 //! # Known gaps
 //!
 //! bash evaluates array subscripts and arithmetic found in variable values at run time
-//! (`x='a[$(cmd)]'; echo $((x))`, `x=PATH=0; ((x))`, `${!x}`, `[[ $x -eq 1 ]]`,
+//! (`x='a[$(cmd)]'; echo $((x))`, `x=$(cat f); ((x))`, `${!x}`, `[[ $x -eq 1 ]]`,
 //! `declare -a "x=($y)"`); a listed word may itself run code (`eval`, `env`, `xargs`,
 //! `bash`, `git -c core.pager=…`), and so may the environment variables its program
 //! reads (`GIT_SSH_COMMAND=… git fetch`, `PAGER`, `NODE_OPTIONS`), which only the

@@ -1135,6 +1135,8 @@ fn arithmetic_that_assigns_a_forbidden_variable_is_refused() {
         "echo ${BASH_ENV=p}",
         "let 'PATH = 0'",
         "unset 'a[PATH=0]'",
+        "x=PATH=0; ((x))",
+        "declare -i n; n=IFS=5",
     ] {
         forbidden_with(
             line,
