@@ -233,7 +233,7 @@ impl Backgrounded {
 pub enum Refusal {
     /// `allowed_commands` refused it: a word outside the list, or a
     /// construct the gate cannot vouch for (the text says which).
-    NotAllowed(String),
+    NotAllowed(crate::gate::Refusal),
     /// The validator refused it, with this reason (may be empty).
     Validator(String),
     /// The validator panicked; the command was refused.

@@ -72,7 +72,7 @@ impl Parser {
         loop {
             self.skip_blanks();
             if self.looking_at("!(") {
-                return Err(ParseError); // an extglob pattern once `shopt -s extglob` ran
+                return Err(ParseError::EXTGLOB); // an extglob pattern once `shopt -s extglob` ran
             }
             if self.eat_keyword("!") {
                 any = true;
@@ -93,13 +93,11 @@ impl Parser {
 
     pub(super) fn parse_command(&mut self, out: &mut Vec<Check>) -> PResult<()> {
         self.skip_blanks();
-        let misplaced = ["in", "function", "coproc"];
-        if LIST_ENDS
-            .iter()
-            .chain(&misplaced)
-            .any(|k| self.at_keyword(k))
-        {
-            return Err(ParseError);
+        if ["function", "coproc"].iter().any(|k| self.at_keyword(k)) {
+            return Err(ParseError::UNSUPPORTED);
+        }
+        if LIST_ENDS.iter().any(|k| self.at_keyword(k)) || self.at_keyword("in") {
+            return Err(ParseError::SYNTAX);
         }
         type Compound = fn(&mut Parser, &mut Vec<Check>) -> PResult<()>;
         let compound: Option<Compound> = if self.at_keyword("if") {
@@ -151,7 +149,7 @@ impl Parser {
                 break;
             }
             let start = self.pos;
-            let mut word = self.scan_word(mode)?.ok_or(ParseError)?;
+            let mut word = self.scan_word(mode)?.ok_or(ParseError::SYNTAX)?;
             empty = false;
             inner.append(&mut word.inner);
             let forbidden = assignment_name(&word.raw).map(is_forbidden_name);
@@ -160,8 +158,25 @@ impl Parser {
                 word.raw = self.text_from(start);
             }
             match (&command, forbidden) {
-                (None, Some(true)) => outer.push(Check::Refuse(word.raw)),
-                (None, Some(false)) => {}
+                (None, Some(true)) => {
+                    let name = assignment_name(&word.raw).unwrap_or_default().to_string();
+                    outer.push(Check::Refuse(Refusal::ForbiddenVariable {
+                        name,
+                        text: elide_value(&word.raw),
+                        change: Change::Assign,
+                    }));
+                }
+                (None, Some(false)) => {
+                    // A variable with the integer attribute evaluates what it is given.
+                    let value = word.value.split_once('=').map_or("", |(_, v)| v);
+                    if let Some(name) = assigned_in_arithmetic(value) {
+                        outer.push(Check::Refuse(Refusal::ForbiddenVariable {
+                            name,
+                            text: elide_value(&word.raw),
+                            change: Change::Assign,
+                        }));
+                    }
+                }
                 (None, None) => {
                     let value = word.literal.then_some(word.value);
                     command = Some(value.clone());
@@ -174,11 +189,10 @@ impl Parser {
             }
         }
         if empty {
-            return Err(ParseError);
+            return Err(ParseError::SYNTAX);
         }
         if let Some(Some(name)) = &command {
-            let raws: Vec<&str> = args.iter().map(|a| a.raw.as_str()).collect();
-            outer.extend(builtin_refusals(name, &raws));
+            self.builtin_checks(name, &args, &mut outer)?;
             if EVALUATES_NAMES.split_whitespace().any(|b| b == name) {
                 for arg in &args {
                     inner.extend(self.subscript_substitutions(arg)?);
@@ -193,12 +207,23 @@ impl Parser {
     /// Builtins that take variable names evaluate a subscript in one, even one that was
     /// quoted: `[ -v 'a[$(cmd)]' ]` runs cmd, and so does `declare -a x='($(cmd))'`.
     /// The substitutions in such an argument are checked as if unquoted.
+    /// So is arithmetic there that assigns a forbidden variable (`unset 'a[PATH=0]'`).
     pub(super) fn subscript_substitutions(&mut self, arg: &Word) -> PResult<Vec<Check>> {
-        let suspicious = arg.value.contains(['[', '(']) && arg.value.contains(['$', '`']);
-        if !arg.literal || !suspicious {
-            return Ok(Vec::new());
+        let mut checks = Vec::new();
+        if !arg.literal {
+            return Ok(checks);
         }
-        self.scan_text(arg.value.chars().collect())
+        if let Some(name) = assigned_in_arithmetic(&arg.value) {
+            checks.push(Check::Refuse(Refusal::ForbiddenVariable {
+                name,
+                text: elide_value(&arg.raw),
+                change: Change::Assign,
+            }));
+        }
+        if arg.value.contains(['[', '(']) && arg.value.contains(['$', '`']) {
+            checks.extend(self.scan_text(arg.value.chars().collect())?);
+        }
+        Ok(checks)
     }
 
     /// `a=(x y …)`: the elements may hold substitutions.
@@ -210,7 +235,7 @@ impl Parser {
             match self.peek() {
                 // bash reads `a=(x)y` as one word; refuse rather than follow it there.
                 Some(')') if self.peek_at(1).is_some_and(|c| !is_meta(c)) => {
-                    return Err(ParseError)
+                    return Err(ParseError::SUBSCRIPT)
                 }
                 Some(')') => {
                     self.advance(1);
@@ -218,10 +243,12 @@ impl Parser {
                 }
                 Some('\n') if self.pending.is_empty() && !self.outer_pending => self.advance(1),
                 _ if self.at_word() => {
-                    let word = self.scan_word(Subscript::Leading)?.ok_or(ParseError)?;
+                    let word = self
+                        .scan_word(Subscript::Leading)?
+                        .ok_or(ParseError::SYNTAX)?;
                     inner.extend(word.inner);
                 }
-                _ => return Err(ParseError),
+                _ => return Err(ParseError::SYNTAX),
             }
         }
     }
@@ -253,21 +280,27 @@ impl Parser {
             .collect();
         if self.peek() == Some('{') && is_forbidden_name(&fd_name) {
             // `{NAME}>file` stores the descriptor's number in NAME.
-            inner.push(Check::Refuse(format!("{{{fd_name}}}{op}")));
+            inner.push(Check::Refuse(Refusal::ForbiddenVariable {
+                text: format!("{{{fd_name}}}{op}"),
+                name: fd_name,
+                change: Change::Assign,
+            }));
         }
         self.advance(prefix + op.len());
         self.skip_blanks();
-        let target = self.scan_word(mode)?.ok_or(ParseError)?;
-        if (op == ">&" || op == "<&") && !is_fd_target(&target.raw) {
+        let target = self.scan_word(mode)?.ok_or(ParseError::SYNTAX)?;
+        let plain = target.literal && is_plain_target(&target.value);
+        if (op == ">&" || op == "<&") && !is_fd_target(&target.raw) && !plain {
             // `>&word` that is not a descriptor names a file, and bash expands that
-            // word a second time: `>&'$(cmd)'` runs cmd.
-            return Err(ParseError);
+            // word a second time: `>&'$(cmd)'` runs cmd. A plain literal expands to
+            // itself again, so `>& /dev/null` is fine.
+            return Err(ParseError::DUPLICATION);
         }
         if op == "<<" || op == "<<-" {
             if self.in_substitution > 0 && !self.pending.is_empty() {
-                return Err(ParseError); // bash before 5.2 follows one at a time in `$(…)`
+                return Err(ParseError::OLD_BASH); // bash before 5.2 follows one at a time in `$(…)`
             }
-            let (delim, expand) = heredoc_delimiter(&target.raw).ok_or(ParseError)?;
+            let (delim, expand) = heredoc_delimiter(&target.raw).ok_or(ParseError::DELIMITER)?;
             self.pending.push(Heredoc {
                 delim,
                 strip_tabs: op == "<<-",
@@ -357,20 +390,31 @@ impl Parser {
         if self.eat("((") {
             let mut arith = Word::new();
             if !self.scan_arith('(', ')', true, &mut arith)? {
-                return Err(ParseError);
+                return Err(ParseError::SYNTAX);
             }
             out.append(&mut arith.inner);
             self.skip_blanks();
             self.eat(";");
             return self.do_group(out);
         }
-        let name = self.scan_word(Subscript::AfterName)?.ok_or(ParseError)?;
+        let name = self
+            .scan_word(Subscript::AfterName)?
+            .ok_or(ParseError::SYNTAX)?;
         if !is_name(&name.raw) {
-            return Err(ParseError);
+            return Err(ParseError::SYNTAX);
         }
+        let text = format!("{keyword} {}", name.raw);
         if is_forbidden_name(&name.raw) {
-            out.push(Check::Refuse(format!("{keyword} {}", name.raw)));
+            out.push(Check::Refuse(Refusal::ForbiddenVariable {
+                name: name.raw.clone(),
+                text: text.clone(),
+                change: Change::Assign,
+            }));
         }
+        out.push(Check::LoopVariable {
+            name: name.raw,
+            text,
+        });
         self.skip_linebreaks(out)?;
         if self.eat_keyword("in") {
             self.word_list(out)?;
@@ -393,7 +437,9 @@ impl Parser {
                     return Ok(());
                 }
                 _ => {
-                    let word = self.scan_word(Subscript::AfterName)?.ok_or(ParseError)?;
+                    let word = self
+                        .scan_word(Subscript::AfterName)?
+                        .ok_or(ParseError::SYNTAX)?;
                     out.extend(word.inner);
                 }
             }
@@ -404,11 +450,13 @@ impl Parser {
     /// by scanning its text, and may take the `)` of a pattern for it.
     pub(super) fn parse_case(&mut self, out: &mut Vec<Check>) -> PResult<()> {
         if self.in_substitution > 0 {
-            return Err(ParseError);
+            return Err(ParseError::OLD_BASH);
         }
         self.advance(4);
         self.skip_blanks();
-        let subject = self.scan_word(Subscript::AfterName)?.ok_or(ParseError)?;
+        let subject = self
+            .scan_word(Subscript::AfterName)?
+            .ok_or(ParseError::SYNTAX)?;
         out.extend(subject.inner);
         self.skip_linebreaks(out)?;
         self.expect_keyword("in")?;
@@ -422,7 +470,7 @@ impl Parser {
             self.parse_list(out)?;
             let ended = self.eat(";;&") || self.eat(";;") || self.eat(";&");
             if !ended && !self.at_keyword("esac") {
-                return Err(ParseError);
+                return Err(ParseError::SYNTAX);
             }
         }
     }
@@ -431,14 +479,16 @@ impl Parser {
     pub(super) fn case_patterns(&mut self, out: &mut Vec<Check>) -> PResult<()> {
         loop {
             self.skip_blanks();
-            let pattern = self.scan_word(Subscript::AfterName)?.ok_or(ParseError)?;
+            let pattern = self
+                .scan_word(Subscript::AfterName)?
+                .ok_or(ParseError::SYNTAX)?;
             out.extend(pattern.inner);
             self.skip_blanks();
             if self.eat(")") {
                 return Ok(());
             }
             if !self.eat("|") {
-                return Err(ParseError);
+                return Err(ParseError::SYNTAX);
             }
         }
     }
@@ -480,13 +530,15 @@ impl Parser {
         loop {
             self.skip_blanks();
             match self.peek() {
-                None | Some('#' | ';' | '\n') => return Err(ParseError),
+                None | Some('#' | ';' | '\n') => return Err(ParseError::COND),
                 Some(_) if self.at_word() => {
-                    let word = self.scan_word(Subscript::AfterName)?.ok_or(ParseError)?;
+                    let word = self
+                        .scan_word(Subscript::AfterName)?
+                        .ok_or(ParseError::SYNTAX)?;
                     if word.raw == "]]" {
                         return Ok(());
                     }
-                    let hidden = self.subscript_substitutions(&word)?;
+                    let hidden = self.subscript_substitutions(&word)?; // arithmetic operands
                     out.extend(word.inner);
                     out.extend(hidden);
                 }

@@ -31,6 +31,7 @@ impl Parser {
         rest.iter().position(|&x| x == c).map(|i| start + i)
     }
 
+    /// Operators and keywords are ASCII, so their length in bytes is in characters.
     pub(super) fn looking_at(&self, s: &str) -> bool {
         s.chars()
             .enumerate()
@@ -40,7 +41,7 @@ impl Parser {
     pub(super) fn eat(&mut self, s: &str) -> bool {
         let found = self.looking_at(s);
         if found {
-            self.advance(s.chars().count());
+            self.advance(s.len());
         }
         found
     }
@@ -50,20 +51,20 @@ impl Parser {
             self.advance(1);
             Ok(())
         } else {
-            Err(ParseError)
+            Err(ParseError::SYNTAX)
         }
     }
 
     /// A reserved word is one only as a whole, unquoted word.
     pub(super) fn at_keyword(&self, k: &str) -> bool {
-        let len = k.chars().count();
+        let len = k.len();
         self.looking_at(k) && self.peek_at(len).map_or(true, is_meta)
     }
 
     pub(super) fn eat_keyword(&mut self, k: &str) -> bool {
         let found = self.at_keyword(k);
         if found {
-            self.advance(k.chars().count());
+            self.advance(k.len());
         }
         found
     }
@@ -72,7 +73,7 @@ impl Parser {
         if self.eat_keyword(k) {
             Ok(())
         } else {
-            Err(ParseError)
+            Err(ParseError::SYNTAX)
         }
     }
 
@@ -87,7 +88,7 @@ impl Parser {
 
     pub(super) fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
         if self.depth >= MAX_DEPTH {
-            return Err(ParseError);
+            return Err(ParseError::DEPTH);
         }
         self.depth += 1;
         let result = f(self);
@@ -98,7 +99,7 @@ impl Parser {
     pub(super) fn spend_retry(&mut self) -> PResult<()> {
         self.retries += 1;
         if self.retries > MAX_RETRIES {
-            Err(ParseError)
+            Err(ParseError::ARITHMETIC)
         } else {
             Ok(())
         }
@@ -115,7 +116,7 @@ impl Parser {
         self.outer_pending = saved_flag || !saved.is_empty();
         let result = f(self)?;
         if !self.pending.is_empty() {
-            return Err(ParseError);
+            return Err(ParseError::HEREDOC_PLACE);
         }
         self.pending = saved;
         self.outer_pending = saved_flag;
@@ -168,7 +169,7 @@ impl Parser {
         };
         let quoted = self.in_quoted_substitution > 0; // no comments at all in `"$(…)"`
         if quoted || (self.in_substitution > 0 && !after_blank && !opens) {
-            return Err(ParseError);
+            return Err(ParseError::OLD_BASH);
         }
         while !matches!(self.peek(), None | Some('\n')) {
             self.advance(1);
@@ -190,7 +191,7 @@ impl Parser {
     /// Consumes a newline token; bodies of pending here-documents start right after it.
     pub(super) fn newline(&mut self, out: &mut Vec<Check>) -> PResult<()> {
         if self.outer_pending {
-            return Err(ParseError);
+            return Err(ParseError::HEREDOC_PLACE);
         }
         self.advance(1);
         for doc in mem::take(&mut self.pending) {
@@ -215,7 +216,7 @@ impl Parser {
             if self.in_substitution > 0 && line.starts_with(&doc.delim) {
                 // Inside `$(…)` bash 5.2 may end the body at such a line (`EOF )`) and
                 // read the rest of it as commands.
-                return Err(ParseError);
+                return Err(ParseError::OLD_BASH);
             }
             body.extend(line);
             body.push('\n');
@@ -232,7 +233,7 @@ impl Parser {
     /// (`EO\<newline>F` ends the body), so this does too.
     pub(super) fn heredoc_line(&mut self, expand: bool) -> PResult<Vec<char>> {
         if self.pos >= self.chars.len() {
-            return Err(ParseError); // no delimiter line
+            return Err(ParseError::SYNTAX); // no delimiter line
         }
         let mut line = Vec::new();
         loop {

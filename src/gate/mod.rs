@@ -6,60 +6,113 @@
 //! word found anywhere in it is checked: each part of a list or pipeline, the bodies of
 //! subshells, groups and compound commands, and the commands inside `$(…)`, backticks and
 //! `<(…)`/`>(…)` wherever they appear (arguments, quotes, assignments, redirections,
-//! here-document bodies, `${…}`, arithmetic).
+//! here-document bodies, `${…}`, arithmetic). A refusal is a [`Refusal`], whose `Display`
+//! is the text for the model.
 //!
-//! The parser does not try to accept everything bash accepts. Where bash could read a
-//! line differently from it, the line is refused: refusing too much costs the agent a
-//! retry, refusing too little runs a command nobody allowed. Refused as unsupported,
-//! with the parse-error text:
-//! - function definitions (`f() {…}`, `function f`) and `coproc`;
-//! - nesting deeper than 64 levels;
-//! - `${…@P}` (prompt expansion runs substitutions stored in a variable), `$"…"`
-//!   (translated through a catalog chosen at run time), `!(…)` (an extglob pattern);
-//! - `>&word` / `<&word` onto anything but a descriptor (bash expands the word twice);
-//! - here-document delimiters other than a plain word, quoted or not as a whole, a
-//!   here-document whose body would start inside a nested substitution or array, and,
-//!   inside `$(…)`, a body line that starts with the delimiter (bash 5.2 may end the
-//!   body at `EOF )` and run the rest of the line);
-//! - a backslash-newline that joins two characters (`l\<newline>s`, `$\<newline>(`):
-//!   bash removes it before reading tokens; between words it is a blank and fine;
-//! - `$((…))` that bash might run as commands rather than evaluate, and a `$((` that is
-//!   not arithmetic where bash would end it elsewhere than the parser does;
-//! - `name[…]` holding blanks or operators where bash may read it as one subscript,
-//!   `a=(…)x`, a comment, `;` or newline inside `[[ … ]]`;
-//! - what bash before 5.2 reads differently inside `$(…)`, which it scans as text
-//!   rather than parses: `case`, a comment not after a blank (or any comment inside
-//!   `"$(…)"`), two here-documents on one line;
-//! - bash 5.3's `${ cmd; }` and `${| cmd; }`, which run commands.
+//! # What is refused, and why
+//!
+//! Whatever the list holds, a line is refused when:
+//! - **a command word is not listed** ([`Refusal::NotAllowed`]): judged after quote
+//!   removal, so `"t"ouch` is `touch`; the text is exactly `Command not allowed: WORD`;
+//! - **a command word is not a plain literal** ([`Refusal::NotLiteral`]): an expansion,
+//!   a substitution, a glob, a brace expansion, a leading `~` or an empty word, whose
+//!   value is not known before the line runs;
+//! - **it sets, unsets or rebinds a forbidden variable** ([`Refusal::ForbiddenVariable`]):
+//!   `PATH`, `IFS`, `BASH_ENV`, `ENV`, `SHELLOPTS`, `BASHOPTS`, `PS4`, `BASH_CMDS`,
+//!   `BASH_ALIASES`, `EXECIGNORE`, `POSIXLY_CORRECT`, `BASH_COMPAT`, `GCONV_PATH`,
+//!   `BASH_LOADABLES_PATH`, `LD_*` and `BASH_FUNC_*` (one list, `FORBIDDEN_VARIABLES`),
+//!   which change which program a word runs or how bash reads the line. Every way is
+//!   looked at, each name judged by its value after quote removal (`export BASH''_ENV=p`
+//!   names `BASH_ENV`): a prefix assignment, a name given to `export`, `declare`,
+//!   `typeset`, `local`, `readonly`, `read` (and `read -a`), `printf -v`, `mapfile`,
+//!   `readarray`, `getopts`, `wait -p`, `unset` (bash's default `PATH` ends in `.`), a
+//!   `for`/`select` variable, `{NAME}>file`, an assignment in arithmetic (`$((PATH=0))`,
+//!   `(( … ))`, `let`, subscripts, `${x:offset}`, the value of an integer variable),
+//!   `${NAME=…}`/`${NAME:=…}`, and a nameref to one (`declare -n r=PATH`);
+//! - **a name it sets is not known before the line runs** ([`Refusal::NotLiteralName`]):
+//!   a name argument of those builtins that is not a plain literal after quote removal
+//!   (`export "$n"=1`, `read $n`, `export PA*H=x`), a nameref without a literal target
+//!   (`declare -n r`, after which `r=PATH` sets the target), a `for` loop over a nameref
+//!   (it retargets the nameref at each word), `${!r:=…}`;
+//! - **a builtin option runs its argument or changes what later words run**
+//!   ([`Refusal::Option`]), as listed below, and an option word that expands where a
+//!   builtin with name options reads options (`printf "$f" x` may be `printf -v PATH x`);
+//! - **the line cannot be read the way bash will** ([`Refusal::Unparseable`]): refusing
+//!   too much costs the agent a retry, refusing too little runs a command nobody allowed:
+//!   - function definitions (`f() {…}`, `function f`) and `coproc`;
+//!   - nesting deeper than 64 levels;
+//!   - `${…@P}` (prompt expansion runs substitutions stored in a variable), `$"…"`
+//!     anywhere bash translates it — outside quotes, inside `${…}`, `$((…))` and
+//!     subscripts (the translation comes from a catalog chosen at run time and is
+//!     expanded) — and `!(…)` (an extglob pattern);
+//!   - `>&WORD` / `<&WORD` when WORD expands or holds quotes, globs or `~` (bash expands
+//!     it a second time: `>&'$(cmd)'` runs cmd); a plain literal file name, digit or `-`
+//!     is accepted (`cmd >& /dev/null`);
+//!   - here-document delimiters other than a plain word, quoted or not as a whole, a
+//!     here-document whose body would start inside a nested substitution or array, and,
+//!     inside `$(…)`, a body line that starts with the delimiter (bash 5.2 may end the
+//!     body at `EOF )` and run the rest of the line);
+//!   - a backslash-newline that joins two characters (`l\<newline>s`, `$\<newline>(`):
+//!     bash removes it before reading tokens; between words it is a blank and fine;
+//!   - `$((…))` that bash might run as commands rather than evaluate, and a `$((` that
+//!     is not arithmetic where bash would end it elsewhere than the parser does;
+//!   - `name[…]` holding blanks or operators where bash may read it as one subscript,
+//!     `a=(…)x`, a comment, `;` or newline inside `[[ … ]]`;
+//!   - what bash before 5.2 reads differently inside `$(…)`, which it scans as text
+//!     rather than parses: `case`, a comment not after a blank (or any comment inside
+//!     `"$(…)"`), two here-documents on one line;
+//!   - bash 5.3's `${ cmd; }` and `${| cmd; }`, which run commands.
 //!
 //! `[[ … ]]` gets no grammar of its own: `[[` is a command word that must be listed like
 //! any other, and substitutions in its operands are checked.
 //!
-//! Beyond the documented contract, a few builtins are looked into because listing them
-//! would otherwise reach what a prefix assignment may not: `export`/`declare`/`read`/…
-//! naming a forbidden variable, `set -k`, `set -o posix`, `mapfile -C`, `hash -p`, and
-//! subscripts in quoted arguments that name-taking builtins evaluate
+//! # Builtin options that run their argument as a command
+//!
+//! | builtin, option | what the gate does |
+//! |---|---|
+//! | `jobs -x CMD ARGS` | refused: runs CMD |
+//! | `mapfile -C CB` / `readarray -C CB` | refused: runs the callback |
+//! | `trap ACTION SIG…` | ACTION is checked as a command line; refused when it expands |
+//! | `complete -C CMD`, `compgen -C CMD` | refused: runs CMD |
+//! | `complete -F F`, `compgen -F F` | refused: runs a function |
+//! | `complete -W LIST`, `compgen -W LIST` | LIST is expanded by bash, so its substitutions are checked; refused when it expands |
+//! | `bind -x SEQ:CMD` | refused: runs CMD |
+//! | `fc` (without `-l`) | refused: runs an editor and re-runs history |
+//! | `enable -f FILE` | refused: loads code |
+//! | `hash -p FILE NAME` | refused: rebinds a command word |
+//! | `set -k` | refused: turns later arguments into assignments |
+//! | `set -o posix`, `set -o keyword`, `shopt -s expand_aliases`, `shopt -s compat…` | refused: change how later lines are read, or let aliases change what a word runs |
+//! | `eval`, `source`/`.`, `exec`, `command`, `builtin` | ordinary command words: listing one allows what it runs |
+//!
+//! Subscripts in quoted arguments that name-taking builtins evaluate are checked too
 //! (`[ -v 'a[$(cmd)]' ]` runs cmd).
 //!
-//! The reading follows bash 5.2 and was checked against it by running lines the gate
-//! accepts under a bash that records every command it starts.
+//! The reading follows bash 5.2 and is checked against it on every test run
+//! (`tests/gate_differential.rs`): generated lines the gate accepts are run under a bash
+//! that records every program it starts and the environment it passes.
 //!
-//! Known gaps: bash evaluates array subscripts found in variable values at run time
-//! (`x='a[$(cmd)]'; echo $((x))`, `${!x}`, `[[ $x -eq 1 ]]`, `declare -a "x=($y)"`); a
-//! listed word may itself run code (`eval`, `env`, `xargs`, `bash`, `trap`,
-//! `git -c core.pager=…`), and so may the environment variables its program reads
-//! (`GIT_SSH_COMMAND=… git fetch`, `PAGER`, `NODE_OPTIONS`), which only the bash-level
-//! ones above are refused for; a listed relative path (`./build.sh`) depends on the
-//! directory. The gate decides which command words start; it is not a sandbox.
+//! # Known gaps
+//!
+//! bash evaluates array subscripts and arithmetic found in variable values at run time
+//! (`x='a[$(cmd)]'; echo $((x))`, `x=$(cat f); ((x))`, `${!x}`, `[[ $x -eq 1 ]]`,
+//! `declare -a "x=($y)"`); a listed word may itself run code (`eval`, `env`, `xargs`,
+//! `bash`, `git -c core.pager=…`), and so may the environment variables its program
+//! reads (`GIT_SSH_COMMAND=… git fetch`, `PAGER`, `NODE_OPTIONS`), which only the
+//! bash-level ones above are refused for; a listed relative path (`./build.sh`) depends
+//! on the directory. The gate decides which command words start; it is not a sandbox.
 
 // The parser, one part per file; each adds methods to `Parser`.
+mod builtins;
 mod commands;
 mod cursor;
+mod refusal;
 mod rules;
 mod words;
 
 #[cfg(test)]
 mod tests;
+
+pub use refusal::{Change, Refusal};
 
 use std::mem;
 
@@ -73,8 +126,6 @@ const MAX_DEPTH: usize = 64;
 /// exponential time on a hostile line.
 const MAX_RETRIES: usize = 64;
 
-const PARSE_ERROR: &str = "could not parse the command line";
-
 /// Reserved words that end a list (the list of a compound command).
 const LIST_ENDS: [&str; 8] = ["then", "elif", "else", "fi", "do", "done", "esac", "}"];
 
@@ -84,42 +135,57 @@ const EVALUATES_NAMES: &str = "[ test declare typeset local export readonly read
     readarray printf unset let getopts wait shift exit return break continue";
 
 /// Variables whose assignment changes which program a command word runs or how bash
-/// reads the rest of the line. Beyond the documented list: `BASH_CMDS` (the command
+/// reads the rest of the line, with `LD_*` and `BASH_FUNC_*` (see `is_forbidden_name`):
+/// the one list every check uses. Beyond the documented list: `BASH_CMDS` (the command
 /// hash table), `BASH_ALIASES` and `EXECIGNORE` change what a word runs as `PATH` does;
 /// `POSIXLY_CORRECT` and `BASH_COMPAT` change how later lines are parsed; `GCONV_PATH`
-/// loads code into programs as `LD_PRELOAD` does.
+/// loads code into programs as `LD_PRELOAD` does; `BASH_LOADABLES_PATH` is where
+/// `enable -f` finds code to load.
 const FORBIDDEN_VARIABLES: &str = "PATH IFS BASH_ENV ENV SHELLOPTS BASHOPTS PS4 \
-    BASH_CMDS BASH_ALIASES EXECIGNORE POSIXLY_CORRECT BASH_COMPAT GCONV_PATH";
+    BASH_CMDS BASH_ALIASES EXECIGNORE POSIXLY_CORRECT BASH_COMPAT GCONV_PATH \
+    BASH_LOADABLES_PATH";
 
 /// Checks every simple command of `line` against `allowed`.
-/// Ok(()) when all are allowed; Err(text) with the exact refusal text otherwise.
+/// `Ok(())` when all are allowed; otherwise the first refusal, whose `Display` is the
+/// exact text for the model.
 ///
 /// The whole line is parsed before anything is checked, so a line that cannot be parsed
 /// is refused as such even when an earlier command is also not allowed. An empty
 /// `allowed` allows no command at all; a line without commands (`X=1`, a comment) passes.
-pub fn check_allowed<S: AsRef<str>>(line: &str, allowed: &[S]) -> Result<(), String> {
+pub fn check_allowed<S: AsRef<str>>(line: &str, allowed: &[S]) -> Result<(), Refusal> {
     let checks = Parser::new(line.chars().collect(), 0, 0, false)
         .parse_program()
-        .map_err(|ParseError| refusal(PARSE_ERROR))?;
-    for check in checks {
+        .map_err(|ParseError(reason)| Refusal::Unparseable { reason })?;
+    let namerefs: Vec<&str> = checks
+        .iter()
+        .filter_map(|check| match check {
+            Check::Nameref(name) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    for check in &checks {
         match check {
             Check::Command {
                 value: Some(word), ..
             } if !word.is_empty() => {
                 if !allowed.iter().any(|a| a.as_ref() == word) {
-                    return Err(refusal(&word));
+                    return Err(Refusal::NotAllowed { word: word.clone() });
                 }
             }
             // An expansion, a glob or an empty word: show it as written, since there is
             // no value to show before the line runs.
-            Check::Command { raw, .. } | Check::Refuse(raw) => return Err(refusal(&raw)),
+            Check::Command { raw, .. } => return Err(Refusal::NotLiteral { word: raw.clone() }),
+            Check::Refuse(refusal) => return Err(refusal.clone()),
+            Check::Nameref(_) => {}
+            // A loop over a nameref makes it refer to each word in turn, so
+            // `for r in PATH` retargets `r` at PATH.
+            Check::LoopVariable { name, text } if namerefs.contains(&name.as_str()) => {
+                return Err(Refusal::NotLiteralName { text: text.clone() })
+            }
+            Check::LoopVariable { .. } => {}
         }
     }
     Ok(())
-}
-
-fn refusal(word: &str) -> String {
-    crate::texts::not_allowed(word)
 }
 
 /// One decision to make, in reading order (outer before inner).
@@ -127,12 +193,54 @@ enum Check {
     /// A command word: `value` is its text after quote removal, `None` when it is not a
     /// plain literal (expansions, globs, brace expansion, leading tilde).
     Command { raw: String, value: Option<String> },
-    /// Refused whatever the list holds (a forbidden assignment); holds the text to show.
-    Refuse(String),
+    /// Refused whatever the list holds.
+    Refuse(Refusal),
+    /// `declare -n NAME=…` somewhere in the line: NAME is a nameref.
+    Nameref(String),
+    /// The variable of a `for` or `select` loop, refused when it is a nameref anywhere
+    /// in the line (a loop earlier in the text may run after the declaration).
+    LoopVariable { name: String, text: String },
 }
 
-struct ParseError;
+/// Why the line cannot be read: the clause shown after "could not parse the command
+/// line", saying what is unsupported and what to write instead.
+struct ParseError(&'static str);
 type PResult<T> = Result<T, ParseError>;
+
+impl ParseError {
+    const SYNTAX: ParseError = ParseError(
+        "incomplete, or bash syntax the gate does not read such as a function definition: \
+         write it more plainly",
+    );
+    const UNSUPPORTED: ParseError = ParseError(
+        "functions, coproc and this construct are not supported: run the commands directly",
+    );
+    const DEPTH: ParseError =
+        ParseError("nested more than 64 levels: split it into several commands");
+    const LOCALE: ParseError = ParseError("$\"…\" is translated at run time: write \"…\" instead");
+    const PROMPT: ParseError = ParseError("${…@P} runs the text of a variable: leave out @P");
+    const EXTGLOB: ParseError = ParseError("!( is an extglob pattern here: write ! ( with a blank");
+    const DUPLICATION: ParseError =
+        ParseError(">&WORD and <&WORD expand WORD twice: write a plain file name, a digit or -");
+    const DELIMITER: ParseError =
+        ParseError("a here-document delimiter must be a plain word: write <<EOF or <<'EOF'");
+    const CONTINUATION: ParseError =
+        ParseError("a backslash-newline inside a word joins it: write the word on one line");
+    const BRACE_COMMAND: ParseError =
+        ParseError("${ …; } runs commands in bash 5.3: write $(…) instead");
+    const OLD_BASH: ParseError = ParseError(
+        "bash before 5.2 reads this differently inside $(…): use backticks or a separate command",
+    );
+    const ARITHMETIC: ParseError =
+        ParseError("bash may run this $((…)) as commands: write $( (…) ) or plain arithmetic");
+    const SUBSCRIPT: ParseError =
+        ParseError("a subscript holding blanks, operators or a comment: write it without them");
+    const HEREDOC_PLACE: ParseError = ParseError(
+        "bash may read this here-document's body elsewhere: end the line after the command",
+    );
+    const COND: ParseError =
+        ParseError("a comment, ; or newline inside [[ … ]]: keep [[ … ]] on one line");
+}
 
 /// What scanning a word collects: its text as written, its value after quote removal,
 /// whether that value is a plain literal, and the checks of the substitutions inside.
@@ -140,6 +248,9 @@ struct Word {
     raw: String,
     value: String,
     literal: bool,
+    /// How much of `value` (in bytes) is known before the line runs: all of it for a
+    /// literal, the part before the first expansion otherwise.
+    known: usize,
     inner: Vec<Check>,
 }
 
@@ -149,7 +260,25 @@ impl Word {
             raw: String::new(),
             value: String::new(),
             literal: true,
+            known: 0,
             inner: Vec::new(),
+        }
+    }
+
+    /// Marks the word as expanding from here on; what came before stays known.
+    fn expands(&mut self) {
+        if self.literal {
+            self.known = self.value.len();
+            self.literal = false;
+        }
+    }
+
+    /// The part of the value known before the line runs.
+    fn known_value(&self) -> &str {
+        if self.literal {
+            &self.value
+        } else {
+            &self.value[..self.known]
         }
     }
 }
@@ -215,7 +344,7 @@ impl Parser {
         let mut out = Vec::new();
         self.parse_list(&mut out)?;
         if self.pos < self.chars.len() || !self.pending.is_empty() {
-            return Err(ParseError);
+            return Err(ParseError::SYNTAX);
         }
         Ok(out)
     }

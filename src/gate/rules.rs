@@ -119,43 +119,73 @@ pub(super) fn heredoc_delimiter(raw: &str) -> Option<(Vec<char>, bool)> {
     plain(inner).then(|| (inner.chars().collect(), false))
 }
 
-/// Builtins whose arguments change what runs or how later lines are read, so that
-/// listing an innocent-looking builtin does not reach what a prefix assignment may not:
-/// declaration and reading builtins set the variables named in their arguments,
-/// `set -k` turns later arguments into environment assignments, `set -o posix` changes
-/// the grammar, `mapfile -C` runs a callback and `hash -p` rebinds a command word.
-pub(super) fn builtin_refusals(command: &str, args: &[&str]) -> Vec<Check> {
-    let refuse = |arg: &&str| Check::Refuse(format!("{command} {arg}"));
-    let flag = |arg: &str, letter: char| {
-        arg.starts_with('-') && !arg.starts_with("--") && arg.contains(letter)
-    };
-    let named: Vec<&str> = match command {
-        "export" | "declare" | "typeset" | "local" | "readonly" | "read" | "mapfile"
-        | "readarray" | "getopts" => args.to_vec(),
-        "printf" => args
-            .windows(2)
-            .filter(|pair| pair[0] == "-v")
-            .map(|pair| pair[1])
-            .chain(args.iter().filter_map(|a| a.strip_prefix("-v")))
-            .collect(),
-        "set" => {
-            let risky = |a: &&&str| ["keyword", "posix"].contains(a) || flag(a, 'k');
-            return args.iter().filter(risky).map(refuse).collect();
+/// A plain literal that bash may expand a second time unchanged: what `>&WORD` and
+/// `<&WORD` accept (a file name, a digit, `-`).
+pub(super) fn is_plain_target(value: &str) -> bool {
+    !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_alphanumeric() || "/._-+,:=@%^".contains(c))
+}
+
+/// `NAME=…` for an assignment word as written: the value is left out of the refusal.
+pub(super) fn elide_value(raw: &str) -> String {
+    match raw.find('=') {
+        Some(i) if i + 1 < raw.len() => format!("{}…", &raw[..=i]),
+        _ => raw.to_string(),
+    }
+}
+
+/// A forbidden variable that arithmetic text assigns (`PATH=1`, `IFS+=x`, `++PATH`,
+/// `PATH[0]=1`) or that `${NAME=…}` / `${NAME:=…}` assigns when unset. Reading one
+/// (`$PATH`, `PATH == 1`) is fine. The text may hold more than arithmetic (a whole
+/// `${…}` body); a match anywhere is enough, so this errs towards refusing.
+pub(super) fn assigned_in_arithmetic(text: &str) -> Option<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let before = i.checked_sub(1).map(|j| chars[j]);
+        if !is_name_start(c) || before.is_some_and(|b| is_name_char(b) || b == '$') {
+            i += 1;
+            continue;
         }
-        "hash" => return args.iter().filter(|a| flag(a, 'p')).map(refuse).collect(),
-        _ => Vec::new(),
-    };
-    let callback = matches!(command, "mapfile" | "readarray");
-    let mut refusals: Vec<Check> = args
-        .iter()
-        .filter(|a| callback && flag(a, 'C'))
-        .map(refuse)
-        .collect();
-    refusals.extend(
-        named
-            .into_iter()
-            .filter(|a| a.split(|c| !is_name_char(c)).any(is_forbidden_name))
-            .map(|a| Check::Refuse(a.to_string())),
-    );
-    refusals
+        let start = i;
+        while chars.get(i).copied().is_some_and(is_name_char) {
+            i += 1;
+        }
+        let name: String = chars[start..i].iter().collect();
+        if !is_forbidden_name(&name) {
+            continue;
+        }
+        let prefix = start >= 2 && matches!(&chars[start - 2..start], ['+', '+'] | ['-', '-']);
+        let mut j = i;
+        if chars.get(j) == Some(&'[') {
+            let mut depth = 0usize;
+            while let Some(&b) = chars.get(j) {
+                j += 1;
+                match b {
+                    '[' => depth += 1,
+                    ']' if depth <= 1 => break,
+                    ']' => depth -= 1,
+                    _ => {}
+                }
+            }
+        }
+        while matches!(chars.get(j), Some(' ' | '\t' | '\n')) {
+            j += 1;
+        }
+        let at = |k: usize| chars.get(j + k).copied();
+        let assigns = match (at(0), at(1), at(2)) {
+            (Some('='), next, _) => next != Some('='),
+            (Some('+' | '-'), Some(n), _) if n == at(0).unwrap_or(' ') || n == '=' => true,
+            (Some('*' | '/' | '%' | '&' | '^' | '|' | ':'), Some('='), _) => true,
+            (Some('<'), Some('<'), Some('=')) | (Some('>'), Some('>'), Some('=')) => true,
+            _ => false,
+        };
+        if assigns || prefix {
+            return Some(name);
+        }
+    }
+    None
 }

@@ -46,7 +46,9 @@ impl Parser {
                     };
                     bracket |= c == '[';
                     brace |= c == '{';
-                    w.literal &= !expands;
+                    if expands {
+                        w.expands();
+                    }
                     w.value.push(c);
                     self.advance(1);
                 }
@@ -65,18 +67,20 @@ impl Parser {
     /// parts of a subscript still expand (bash evaluates it arithmetically).
     pub(super) fn scan_subscript(&mut self, w: &mut Word) -> PResult<()> {
         self.advance(1);
-        w.literal = false;
+        let start = self.pos;
+        w.expands();
         let mut depth = 0usize;
         loop {
-            let c = self.peek().ok_or(ParseError)?;
+            let c = self.peek().ok_or(ParseError::SYNTAX)?;
             match c {
                 '[' => depth += 1,
                 ']' if depth == 0 => {
+                    self.forbidden_in_arithmetic(start, w);
                     self.advance(1);
                     return Ok(());
                 }
                 ']' => depth -= 1,
-                _ if is_meta(c) => return Err(ParseError),
+                _ if is_meta(c) => return Err(ParseError::SUBSCRIPT),
                 _ => {
                     self.scan_embedded(c, w)?;
                     continue;
@@ -91,7 +95,7 @@ impl Parser {
     pub(super) fn scan_backslash(&mut self, w: &mut Word) -> PResult<()> {
         match self.peek_at(1) {
             Some('\n') if !matches!(self.peek_at(2), None | Some(' ' | '\t' | '\n')) => {
-                return Err(ParseError)
+                return Err(ParseError::CONTINUATION)
             }
             Some('\n') => {}
             Some(c) => w.value.push(c),
@@ -102,7 +106,9 @@ impl Parser {
     }
 
     pub(super) fn scan_single(&mut self, w: &mut Word) -> PResult<()> {
-        let end = self.find_from(self.pos + 1, '\'').ok_or(ParseError)?;
+        let end = self
+            .find_from(self.pos + 1, '\'')
+            .ok_or(ParseError::SYNTAX)?;
         w.value
             .extend(self.chars.get(self.pos + 1..end).unwrap_or_default());
         self.pos = end + 1;
@@ -112,13 +118,15 @@ impl Parser {
     pub(super) fn scan_dquote(&mut self, w: &mut Word) -> PResult<()> {
         self.advance(1);
         loop {
-            match self.peek().ok_or(ParseError)? {
+            match self.peek().ok_or(ParseError::SYNTAX)? {
                 '"' => {
                     self.advance(1);
                     return Ok(());
                 }
                 '\\' => match self.peek_at(1) {
-                    Some('\n') if self.continuation_after_dollar() => return Err(ParseError),
+                    Some('\n') if self.continuation_after_dollar() => {
+                        return Err(ParseError::CONTINUATION)
+                    }
                     Some('\n') => self.advance(2),
                     Some(c @ ('$' | '`' | '"' | '\\')) => {
                         w.value.push(c);
@@ -153,13 +161,13 @@ impl Parser {
             Some('[') => {
                 self.advance(2);
                 if !self.scan_arith('[', ']', false, w)? {
-                    return Err(ParseError);
+                    return Err(ParseError::ARITHMETIC);
                 }
             }
             Some('\'') if !in_dq => return self.scan_ansi(w),
             // bash translates `$"…"` through a message catalog chosen by variables,
             // and expands the translation: its text is not known before the line runs.
-            Some('"') if !in_dq => return Err(ParseError),
+            Some('"') if !in_dq => return Err(ParseError::LOCALE),
             Some(c) if is_name_start(c) => {
                 self.advance(1);
                 while self.peek().is_some_and(is_name_char) {
@@ -173,7 +181,7 @@ impl Parser {
                 return Ok(());
             }
         }
-        w.literal = false;
+        w.expands();
         Ok(())
     }
 
@@ -184,7 +192,7 @@ impl Parser {
         let mut arith = Word::new();
         if self.scan_arith('(', ')', true, &mut arith)? {
             w.inner.append(&mut arith.inner);
-            w.literal = false;
+            w.expands();
             return Ok(());
         }
         self.spend_retry()?;
@@ -192,7 +200,7 @@ impl Parser {
         self.pos = start + 2;
         self.nested_list(w, in_dq)?;
         if self.pos != bash_end {
-            return Err(ParseError);
+            return Err(ParseError::ARITHMETIC);
         }
         Ok(())
     }
@@ -207,7 +215,7 @@ impl Parser {
         let mut scratch = Word::new();
         let mut depth = 1usize;
         let end = loop {
-            let c = self.peek().ok_or(ParseError)?;
+            let c = self.peek().ok_or(ParseError::SYNTAX)?;
             match c {
                 '(' => depth += 1,
                 ')' if depth == 1 => break self.pos + 1,
@@ -239,7 +247,7 @@ impl Parser {
         self.in_quoted_substitution -= usize::from(in_dq);
         self.expect(')')?;
         w.inner.append(&mut inner);
-        w.literal = false;
+        w.expands();
         Ok(())
     }
 
@@ -257,12 +265,13 @@ impl Parser {
         self.nested(|p| {
             let mut depth = 0usize;
             loop {
-                let c = p.peek().ok_or(ParseError)?;
+                let c = p.peek().ok_or(ParseError::SYNTAX)?;
                 if c == open {
                     depth += 1;
                 } else if c == close && depth > 0 {
                     depth -= 1;
                 } else if c == close {
+                    p.forbidden_in_arithmetic(start, w);
                     if !double {
                         p.advance(1);
                         return Ok(true);
@@ -272,7 +281,7 @@ impl Parser {
                     }
                     let body = p.chars.get(start..p.pos).unwrap_or_default();
                     if !plain_arithmetic(body) {
-                        return Err(ParseError);
+                        return Err(ParseError::ARITHMETIC);
                     }
                     p.advance(2);
                     return Ok(true);
@@ -289,10 +298,12 @@ impl Parser {
     /// arithmetic, subscripts and double-quoted `${…}`: even `'$(cmd)'` runs there.
     pub(super) fn scan_embedded(&mut self, c: char, w: &mut Word) -> PResult<()> {
         match c {
-            '\\' if self.peek_at(1) == Some('\n') => return Err(ParseError),
+            '\\' if self.peek_at(1) == Some('\n') => return Err(ParseError::CONTINUATION),
             '\\' => self.advance(2),
             '\'' => return self.scan_expanding_single(w),
             '"' => return self.scan_dquote(w),
+            // bash translates `$"…"` here too, and expands the translation.
+            '$' if self.peek_at(1) == Some('"') => return Err(ParseError::LOCALE),
             '$' if self.peek_at(1) == Some('\'') => {
                 // `$'…'` delimits with its escapes; its text is evaluated like the rest.
                 let mut quoted = Word::new();
@@ -309,7 +320,7 @@ impl Parser {
 
     pub(super) fn scan_expanding_single(&mut self, w: &mut Word) -> PResult<()> {
         let start = self.pos + 1;
-        let end = self.find_from(start, '\'').ok_or(ParseError)?;
+        let end = self.find_from(start, '\'').ok_or(ParseError::SYNTAX)?;
         let text = self.chars.get(start..end).unwrap_or_default().to_vec();
         self.pos = end + 1;
         let checks = self.scan_text(text)?;
@@ -321,23 +332,31 @@ impl Parser {
     /// subscripts and offsets arithmetically, so `${a['$(cmd)']}` runs cmd.
     pub(super) fn scan_param(&mut self, w: &mut Word) -> PResult<()> {
         if matches!(self.peek_at(2), Some(' ' | '\t' | '\n' | '|')) {
-            return Err(ParseError); // bash 5.3 runs `${ cmd; }` and `${| cmd; }`
+            return Err(ParseError::BRACE_COMMAND); // bash 5.3 runs `${ cmd; }` and `${| cmd; }`
         }
         self.advance(2);
-        w.literal = false;
+        w.expands();
         let start = self.pos;
         self.nested(|p| loop {
-            match p.peek().ok_or(ParseError)? {
+            match p.peek().ok_or(ParseError::SYNTAX)? {
                 '}' => return Ok(()),
                 // bash reads a process substitution here by rules of its own
-                '<' | '>' if p.peek_at(1) == Some('(') => return Err(ParseError),
+                '<' | '>' if p.peek_at(1) == Some('(') => return Err(ParseError::UNSUPPORTED),
                 c => p.scan_embedded(c, w)?,
             }
         })?;
         let body = self.chars.get(start..self.pos).unwrap_or_default();
         if body.windows(2).any(|pair| pair == ['@', 'P']) {
-            return Err(ParseError); // prompt expansion runs substitutions in the value
+            return Err(ParseError::PROMPT); // prompt expansion runs substitutions in the value
         }
+        if indirect_assignment(body) {
+            // `${!r:=v}` assigns to the variable whose name r holds.
+            w.inner.push(Check::Refuse(Refusal::NotLiteralName {
+                text: format!("${{{}}}", body.iter().collect::<String>()),
+            }));
+        }
+        // `${NAME:=…}`, and arithmetic in offsets and subscripts.
+        self.forbidden_in_arithmetic(start, w);
         self.advance(1);
         Ok(())
     }
@@ -347,7 +366,7 @@ impl Parser {
         self.advance(1);
         let mut body = Vec::new();
         loop {
-            match (self.peek().ok_or(ParseError)?, self.peek_at(1)) {
+            match (self.peek().ok_or(ParseError::SYNTAX)?, self.peek_at(1)) {
                 ('`', _) => break,
                 ('\\', Some(n)) => {
                     let escapes = matches!(n, '$' | '`' | '\\') || (in_dq && n == '"');
@@ -357,7 +376,7 @@ impl Parser {
                     body.push(n);
                     self.advance(2);
                 }
-                ('\\', None) => return Err(ParseError),
+                ('\\', None) => return Err(ParseError::SYNTAX),
                 (c, _) => {
                     body.push(c);
                     self.advance(1);
@@ -369,7 +388,7 @@ impl Parser {
         let result = sub.parse_program();
         self.retries = sub.retries;
         w.inner.extend(result?);
-        w.literal = false;
+        w.expands();
         Ok(())
     }
 
@@ -382,7 +401,7 @@ impl Parser {
             while let Some(c) = p.peek() {
                 match c {
                     '\\' if p.peek_at(1) == Some('\n') && p.continuation_after_dollar() => {
-                        return Err(ParseError)
+                        return Err(ParseError::CONTINUATION)
                     }
                     '\\' => p.advance(2),
                     '$' => p.scan_dollar(&mut w, true)?,
@@ -401,7 +420,7 @@ impl Parser {
     pub(super) fn scan_ansi(&mut self, w: &mut Word) -> PResult<()> {
         self.advance(2);
         loop {
-            match self.peek().ok_or(ParseError)? {
+            match self.peek().ok_or(ParseError::SYNTAX)? {
                 '\'' => {
                     self.advance(1);
                     return Ok(());
@@ -419,7 +438,7 @@ impl Parser {
     }
 
     pub(super) fn ansi_escape(&mut self, w: &mut Word) -> PResult<()> {
-        let c = self.peek().ok_or(ParseError)?;
+        let c = self.peek().ok_or(ParseError::SYNTAX)?;
         self.advance(1);
         let simple = match c {
             'a' => Some('\x07'),
@@ -444,7 +463,7 @@ impl Parser {
             'U' => (self.take_digits(16, 8, None), false),
             // bash ends the string at a quote even right after `\c`, so that quote (or a
             // backslash) is not taken as the control character.
-            'c' => match self.peek().ok_or(ParseError)? {
+            'c' => match self.peek().ok_or(ParseError::SYNTAX)? {
                 '\'' | '\\' => (Some(0), false),
                 x => {
                     self.advance(1);
@@ -460,7 +479,7 @@ impl Parser {
         };
         match char::from_u32(code) {
             Some(ch) if ch != '\0' && !(byte && code >= 0x80) => w.value.push(ch),
-            _ => w.literal = false,
+            _ => w.expands(),
         }
         Ok(())
     }
@@ -480,5 +499,35 @@ impl Parser {
             self.advance(1);
         }
         value
+    }
+}
+
+/// `${!NAME=…}` or `${!NAME:=…}`.
+fn indirect_assignment(body: &[char]) -> bool {
+    let Some(rest) = body.strip_prefix(&['!']) else {
+        return false;
+    };
+    let name_len = rest.iter().take_while(|&&c| is_name_char(c)).count();
+    let rest = &rest[name_len..];
+    name_len > 0 && (rest.starts_with(&['=']) || rest.starts_with(&[':', '=']))
+}
+
+impl Parser {
+    /// Refuses arithmetic text from `start` to the cursor that assigns a forbidden
+    /// variable (`$((PATH=0))`, `a[IFS=1]`, `${BASH_ENV:=p}`).
+    pub(super) fn forbidden_in_arithmetic(&self, start: usize, w: &mut Word) {
+        let body: String = self
+            .chars
+            .get(start..self.pos)
+            .unwrap_or_default()
+            .iter()
+            .collect();
+        if let Some(name) = assigned_in_arithmetic(&body) {
+            w.inner.push(Check::Refuse(Refusal::ForbiddenVariable {
+                text: format!("{name}=…"),
+                name,
+                change: Change::Assign,
+            }));
+        }
     }
 }

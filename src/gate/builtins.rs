@@ -1,0 +1,412 @@
+//! Builtins looked into: those that set the variables they name, and those with an
+//! option that runs its argument as a command or changes what later words run.
+//!
+//! Every name is judged by its value after quote removal (`export BASH''_ENV=p` names
+//! `BASH_ENV`), and a name that is not known before the line runs is refused.
+
+use super::rules::*;
+use super::*;
+
+/// How a name-taking builtin reads its arguments.
+struct Spec {
+    /// getopt letters; `x:` takes an argument.
+    options: &'static str,
+    /// Option letters whose argument is a variable name (`read -a`, `printf -v`).
+    named: &'static str,
+    /// Option letters that run code or rebind words, refused with the reason.
+    refused: &'static [(char, &'static str)],
+    operands: Operands,
+}
+
+/// What the operands (the arguments after the options) of a builtin are.
+#[derive(Clone, Copy, PartialEq)]
+enum Operands {
+    /// `NAME[=VALUE]` each (`declare`, `export`, …).
+    Declarations,
+    /// A variable name each (`read`, `unset`).
+    Names,
+    /// Only the operand at this index is a variable name (`mapfile`, `getopts`).
+    NameAt(usize),
+    /// Arithmetic expressions, which may assign (`let`).
+    Expressions,
+    /// Not names (`printf`'s format and arguments).
+    Other,
+}
+
+const RUNS_CALLBACK: &str = "mapfile -C runs a callback: loop over the array instead";
+const RUNS_JOB: &str = "jobs -x runs its argument as a command: run the command directly";
+
+fn spec(command: &str) -> Option<Spec> {
+    let spec = |options, named, refused, operands| Spec {
+        options,
+        named,
+        refused,
+        operands,
+    };
+    Some(match command {
+        "declare" | "typeset" | "local" => spec("aAfFgiIlnrtuxp", "", &[], Operands::Declarations),
+        "export" => spec("fnp", "", &[], Operands::Declarations),
+        "readonly" => spec("aAfp", "", &[], Operands::Declarations),
+        "read" => spec("ersa:d:i:n:N:p:t:u:", "a", &[], Operands::Names),
+        "mapfile" | "readarray" => spec(
+            "td:n:O:s:u:C:c:",
+            "",
+            &[('C', RUNS_CALLBACK)],
+            Operands::NameAt(0),
+        ),
+        "printf" => spec("v:", "v", &[], Operands::Other),
+        "unset" => spec("fvn", "", &[], Operands::Names),
+        "wait" => spec("fnp:", "p", &[], Operands::Other),
+        "jobs" => spec("lpnrsx", "", &[('x', RUNS_JOB)], Operands::Other),
+        // No options: `getopts -x` or `let -1` are operands to them.
+        "getopts" => spec("", "", &[], Operands::NameAt(1)),
+        "let" => spec("", "", &[], Operands::Expressions),
+        _ => return None,
+    })
+}
+
+/// Builtins with an option that runs code or changes what later words run, read more
+/// loosely: any option word holding the letter counts.
+const FLAG_REFUSALS: &[(&str, char, &str)] = &[
+    (
+        "hash",
+        'p',
+        "hash -p rebinds a command name: call the program by its path",
+    ),
+    (
+        "enable",
+        'f',
+        "enable -f loads code from a file: use the builtins as they are",
+    ),
+    (
+        "bind",
+        'x',
+        "bind -x runs its argument as a command: run the command directly",
+    ),
+    (
+        "complete",
+        'C',
+        "complete -C runs a command: use -W with a word list",
+    ),
+    (
+        "complete",
+        'F',
+        "complete -F runs a function: use -W with a word list",
+    ),
+    (
+        "compgen",
+        'C',
+        "compgen -C runs a command: use -W with a word list",
+    ),
+    (
+        "compgen",
+        'F',
+        "compgen -F runs a function: use -W with a word list",
+    ),
+    (
+        "set",
+        'k',
+        "set -k turns later arguments into assignments: put them before the command",
+    ),
+];
+
+/// `set -o NAME` / `shopt -s NAME` options that change how later lines are read or what
+/// a word runs.
+const READING_OPTIONS: &[&str] = &["posix", "keyword", "expand_aliases"];
+const CHANGES_READING: &str = "it changes how bash reads later lines: leave it as it is";
+const EXPANDING_OPTION: &str =
+    "an option that expands is not known before the line runs: write it literally";
+const EXPANDING_ACTION: &str =
+    "a trap action or word list must be plain text so that its commands can be checked";
+
+fn option_refusal(command: &str, arg: &Word, reason: &'static str) -> Check {
+    Check::Refuse(Refusal::Option {
+        text: format!("{command} {}", arg.raw),
+        reason,
+    })
+}
+
+/// Whether `arg` is a literal cluster of option letters (`-rp`, `+x`).
+fn is_flag(arg: &Word, plus: bool) -> bool {
+    let v = &arg.value;
+    arg.literal && v.len() > 1 && v != "--" && (v.starts_with('-') || (plus && v.starts_with('+')))
+}
+
+/// Whether an argument where an option may stand expands to something that could be
+/// an option (its known part is empty or starts with `-`/`+`).
+fn may_be_option(arg: &Word) -> bool {
+    !arg.literal && matches!(arg.known_value().chars().next(), None | Some('-' | '+'))
+}
+
+impl Parser {
+    /// The checks that `command args` needs beyond its command word.
+    pub(super) fn builtin_checks(
+        &mut self,
+        command: &str,
+        args: &[Word],
+        out: &mut Vec<Check>,
+    ) -> PResult<()> {
+        for &(builtin, letter, reason) in FLAG_REFUSALS {
+            if builtin == command {
+                let hits = args
+                    .iter()
+                    .filter(|a| is_flag(a, true) && a.value.contains(letter));
+                out.extend(hits.map(|a| option_refusal(command, a, reason)));
+            }
+        }
+        match command {
+            "set" | "shopt" => self.reading_options(command, args, out),
+            "trap" => return self.trap_action(args, out),
+            "compgen" | "complete" => return self.word_lists(command, args, out),
+            "fc" if !args
+                .iter()
+                .any(|a| is_flag(a, false) && a.value.contains('l')) =>
+            {
+                out.push(Check::Refuse(Refusal::Option {
+                    text: "fc".into(),
+                    reason: "fc runs an editor and re-runs history: run the command directly",
+                }));
+            }
+            _ => {}
+        }
+        if let Some(spec) = spec(command) {
+            named_arguments(command, &spec, args, out);
+        }
+        Ok(())
+    }
+
+    /// `set -o posix`, `shopt -s expand_aliases`, `shopt -s compat…`, and options that
+    /// expand (`set -o "$x"`).
+    fn reading_options(&mut self, command: &str, args: &[Word], out: &mut Vec<Check>) {
+        let mut after_o = false;
+        for arg in args {
+            if arg.literal && (arg.value == "--" || arg.value == "-") {
+                return; // positional parameters follow
+            }
+            if may_be_option(arg) {
+                out.push(option_refusal(command, arg, EXPANDING_OPTION));
+                continue;
+            }
+            let flag = is_flag(arg, true);
+            if command == "set" && !flag && !after_o {
+                return; // the first operand: positional parameters follow
+            }
+            let name = arg.value.as_str();
+            if READING_OPTIONS.contains(&name) || name.starts_with("compat") {
+                out.push(Check::Refuse(Refusal::Option {
+                    text: format!("{command} {}{name}", if after_o { "-o " } else { "" }),
+                    reason: CHANGES_READING,
+                }));
+            }
+            after_o = flag && arg.value.ends_with('o');
+        }
+    }
+
+    /// `trap ACTION SIGNAL…`: the action is a command line run later in this shell, so
+    /// it is checked as one. A single operand is a signal to reset.
+    fn trap_action(&mut self, args: &[Word], out: &mut Vec<Check>) -> PResult<()> {
+        let lists = |a: &&Word| is_flag(a, false) && a.value.contains(['p', 'l']);
+        if args.iter().any(|a| lists(&a)) {
+            return Ok(());
+        }
+        let mut operands = args
+            .iter()
+            .skip_while(|a| is_flag(a, false))
+            .skip_while(|a| a.literal && a.value == "--");
+        let (Some(action), Some(_)) = (operands.next(), operands.next()) else {
+            return Ok(());
+        };
+        if !action.literal {
+            out.push(option_refusal("trap", action, EXPANDING_ACTION));
+            return Ok(());
+        }
+        if action.value == "-" {
+            return Ok(());
+        }
+        let mut sub = self.sub(action.value.chars().collect());
+        let result = sub.parse_program();
+        self.retries = sub.retries;
+        out.extend(result?);
+        Ok(())
+    }
+
+    /// `compgen -W LIST`: bash expands the list itself, so `-W '$(cmd)'` runs cmd.
+    fn word_lists(&mut self, command: &str, args: &[Word], out: &mut Vec<Check>) -> PResult<()> {
+        let mut iter = args.iter();
+        while let Some(arg) = iter.next() {
+            if !is_flag(arg, true) {
+                continue;
+            }
+            let Some(at) = arg.value.find('W') else {
+                continue;
+            };
+            let rest = &arg.value[at + 1..];
+            let list = if rest.is_empty() {
+                match iter.next() {
+                    Some(next) if next.literal => next.value.clone(),
+                    Some(next) => {
+                        out.push(option_refusal(command, next, EXPANDING_ACTION));
+                        continue;
+                    }
+                    None => continue,
+                }
+            } else {
+                rest.to_string()
+            };
+            let checks = self.scan_text(list.chars().collect())?;
+            out.extend(checks);
+        }
+        Ok(())
+    }
+}
+
+/// The names a builtin of `spec` takes, each judged after quote removal.
+fn named_arguments(command: &str, spec: &Spec, args: &[Word], out: &mut Vec<Check>) {
+    let plus = spec.operands == Operands::Declarations;
+    let mut nameref = false;
+    let mut i = 0;
+    // Options, up to `--` or the first operand.
+    while let Some(arg) = args.get(i) {
+        if spec.options.is_empty() {
+            break;
+        }
+        if arg.literal && arg.value == "--" {
+            i += 1;
+            break;
+        }
+        if may_be_option(arg) {
+            // It may expand to `-v NAME` or `-vNAME`: harmless only as the last word
+            // of a builtin whose operands are not names either.
+            if i + 1 < args.len() || spec.operands != Operands::Other {
+                out.push(option_refusal(command, arg, EXPANDING_OPTION));
+            }
+            return;
+        }
+        if !is_flag(arg, plus) {
+            break;
+        }
+        i += 1;
+        let letters: Vec<char> = arg.value.chars().skip(1).collect();
+        for (k, &letter) in letters.iter().enumerate() {
+            if let Some(&(_, reason)) = spec.refused.iter().find(|(l, _)| *l == letter) {
+                out.push(option_refusal(command, arg, reason));
+            }
+            nameref |= letter == 'n' && arg.value.starts_with('-') && command != "export";
+            let takes = spec
+                .options
+                .find(letter)
+                .is_some_and(|at| spec.options[at + 1..].starts_with(':'));
+            if !takes {
+                continue;
+            }
+            // The argument is the rest of the cluster, or the next word.
+            let rest: String = letters[k + 1..].iter().collect();
+            let value = if rest.is_empty() {
+                let next = args.get(i);
+                i += 1;
+                next.map(|w| (w.literal, w.value.clone(), w.raw.clone()))
+            } else {
+                Some((true, rest, arg.raw.clone()))
+            };
+            if let (true, Some((literal, value, raw))) = (spec.named.contains(letter), value) {
+                let text = format!("{command} -{letter} {raw}");
+                name_operand(literal.then_some(value.as_str()), &text, out);
+            }
+            break;
+        }
+    }
+    for (index, arg) in args[i.min(args.len())..].iter().enumerate() {
+        if command == "local" && arg.literal && arg.value == "-" {
+            continue; // `local -` saves the shell options
+        }
+        let text = format!("{command} {}", arg.raw);
+        match spec.operands {
+            Operands::Declarations => declaration(arg, &text, nameref, out),
+            Operands::Names => name_operand(arg.literal.then_some(&arg.value), &text, out),
+            Operands::NameAt(at) if at == index => {
+                name_operand(arg.literal.then_some(&arg.value), &text, out)
+            }
+            Operands::Expressions => {
+                if let Some(name) = assigned_in_arithmetic(arg.known_value()) {
+                    out.push(forbidden(name, elide_value(&text), Change::Assign));
+                }
+            }
+            Operands::NameAt(_) | Operands::Other => {}
+        }
+    }
+}
+
+fn forbidden(name: String, text: String, change: Change) -> Check {
+    Check::Refuse(Refusal::ForbiddenVariable { name, text, change })
+}
+
+fn not_literal_name(text: &str) -> Check {
+    Check::Refuse(Refusal::NotLiteralName {
+        text: text.to_string(),
+    })
+}
+
+/// The variable a name operand (`IFS`, `a[1]`) sets, or None when it expands.
+fn name_operand(value: Option<&str>, text: &str, out: &mut Vec<Check>) {
+    let Some(value) = value else {
+        out.push(not_literal_name(text));
+        return;
+    };
+    let name = value.split('[').next().unwrap_or_default();
+    if is_forbidden_name(name) {
+        let change = if text.starts_with("unset") {
+            Change::Unset
+        } else {
+            Change::Assign
+        };
+        out.push(forbidden(name.to_string(), text.to_string(), change));
+    }
+    if let Some(sub) = value.strip_prefix(name) {
+        if let Some(name) = assigned_in_arithmetic(sub) {
+            out.push(forbidden(name, text.to_string(), Change::Assign));
+        }
+    }
+}
+
+/// `NAME`, `NAME=VALUE`, `NAME+=VALUE`, `NAME[…]=VALUE` to a declaration builtin. The
+/// name must be known; with `-n` the target must be a known name too.
+fn declaration(arg: &Word, text: &str, nameref: bool, out: &mut Vec<Check>) {
+    let known = arg.known_value();
+    let name_len = known.find(|c| !is_name_char(c)).unwrap_or(known.len());
+    let name = &known[..name_len];
+    let rest = &known[name_len..];
+    let assigns = rest.starts_with('=') || rest.starts_with("+=");
+    // A name that ends where the word starts to expand, or a subscript of a word that
+    // expands (globbing may change it), is not known.
+    let known_name = !name.is_empty() && (arg.literal || assigns);
+    if !known_name {
+        out.push(not_literal_name(text));
+        return;
+    }
+    if is_forbidden_name(name) {
+        out.push(forbidden(
+            name.to_string(),
+            elide_value(text),
+            Change::Assign,
+        ));
+        return;
+    }
+    // The value may be evaluated as arithmetic (`declare -i`, subscripts of `-a`).
+    if let Some(assigned) = assigned_in_arithmetic(rest) {
+        out.push(forbidden(assigned, elide_value(text), Change::Assign));
+    }
+    if !nameref {
+        return;
+    }
+    // `declare -n r` takes its target from r's value, and one without a known target
+    // is set by the next `r=…`: either way the target is not known.
+    let target = rest.strip_prefix('=').filter(|_| arg.literal);
+    let target_name = target.map(|t| t.split('[').next().unwrap_or_default());
+    match target_name {
+        Some(t) if is_forbidden_name(t) => {
+            out.push(forbidden(t.to_string(), text.to_string(), Change::Nameref));
+        }
+        Some(t) if is_name(t) => out.push(Check::Nameref(name.to_string())),
+        _ => out.push(not_literal_name(text)),
+    }
+}
