@@ -1266,3 +1266,29 @@ fn sixty_four_levels_are_read_and_sixty_five_refused() {
     ok(&at(60));
     unparsable(&at(65));
 }
+
+#[test]
+fn option_spellings_do_not_hide_a_forbidden_name() {
+    let list = [BUILTINS, &["shopt", "echo", ":"]].concat();
+    for (line, name) in [
+        ("export -- PA''TH=.", "PATH"),
+        ("declare -xg PATH=.", "PATH"),
+        ("readonly -a PATH=(.)", "PATH"),
+        ("declare \"PATH=.\"", "PATH"),
+        ("read -d '' -a x PATH", "PATH"),
+        ("read -rd '' IFS", "IFS"),
+        ("mapfile -t -- PATH", "PATH"),
+        ("unset -v -- PATH", "PATH"),
+        ("declare -A BASH_ALIASES=([ls]=rm)", "BASH_ALIASES"),
+        ("echo $(( x = PATH = 0 ))", "PATH"),
+        ("for ((PATH=0; 0; )); do :; done", "PATH"),
+        (": ${PATH:=.}", "PATH"),
+    ] {
+        forbidden_with(line, &list, name);
+    }
+    option("shopt -s -o posix", &list, "shopt -o posix");
+    assert_eq!(
+        text("declare -A m=([k]=v); export -p; read -r -d '' x", &list),
+        Ok(())
+    );
+}
