@@ -142,6 +142,25 @@ fn deliver_log_carries_nothing_in_results_and_promises_nothing() {
         d.contains("only as log messages") && !d.contains("do not poll"),
         "{d}"
     );
+    let (text, _) = s.tool("monitor", json!({"description": "d", "command": "true"}));
+    assert!(!text.contains("You will be notified"), "{text}");
+    assert!(text.contains("read its output with bash_output"), "{text}");
+}
+
+#[test]
+fn the_instructions_say_where_notifications_arrive() {
+    for (args, says) in [
+        (&[][..], "arrives in a later tool result"),
+        (
+            &["--deliver", "log"][..],
+            "which your client may not show you",
+        ),
+    ] {
+        let mut s = Server::start(args);
+        let init = s.initialize("2025-06-18");
+        let text = init["instructions"].as_str().unwrap();
+        assert!(text.contains(says), "{args:?}: {text}");
+    }
 }
 
 #[test]

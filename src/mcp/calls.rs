@@ -176,7 +176,11 @@ pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
         .begin(matches!(call.tool.as_str(), "bash" | "monitor"));
     let mut result = run(cx, &key, seq, &call);
     if cx.unpromised {
-        result.text = result.text.replace(super::backend::NOTIFIED, "");
+        let (promise, instead) = super::backend::MONITOR_NOTIFIED;
+        result.text = result
+            .text
+            .replace(super::backend::NOTIFIED, "")
+            .replace(promise, instead);
     }
     let announced = if result.is_error {
         Vec::new()
