@@ -78,7 +78,7 @@ fn notifications_travel_in_the_next_result_each_once_in_order() {
 
 #[test]
 fn a_notification_is_never_written_before_the_response_that_named_its_id() {
-    for round in 0..3 {
+    for round in 0..10 {
         let mut s = Server::initialized(&[]);
         let ids: Vec<Value> = (0..100)
             .map(|_| {

@@ -3,8 +3,13 @@
 //! little state the classic handshake needs.
 //!
 //! Only the reading thread touches the session's state, so it needs no
-//! lock; what call threads share (the calls in flight, the writer) is in
-//! `Arc`s.
+//! lock; what call threads share (the calls in flight, the inbox of
+//! notifications, the writer) is in `Arc`s.
+//!
+//! The end of input is bounded: from stdin's end, `kill_grace` + 1 s at
+//! most pass before `run` returns — the shells are stopped, the calls get
+//! until then to answer, and the writer until then to flush; a client that
+//! stopped reading holds up nothing.
 
 use std::io::BufRead;
 use std::sync::Arc;
