@@ -220,6 +220,7 @@ pub(crate) const MONITOR_NOTIFIED: &str = " You will be notified on each event. 
 
 /// Ours: what the MCP server says instead of [`MONITOR_NOTIFIED`] when its
 /// events go out only as log messages, which the model may never see.
+#[cfg(feature = "mcp")]
 pub(crate) const MONITOR_AS_LOGS: &str = " Its events are sent only as log messages (notifications/message), which your client may not show you: read its output with bash_output.";
 
 /// §5: the end notification of a shell or a monitor (the shell form).
