@@ -218,10 +218,19 @@ pub(crate) const LINE_TRUNCATED: &str = "...(truncated)";
 /// §4 monitor: the answer of a monitor that started.
 pub(crate) fn monitor_started(id: &str, timeout: Duration) -> String {
     format!(
-        "Monitor started (task {id}, timeout {}ms). You will be notified on each event. Keep working — do not poll or sleep. Events may arrive while you are waiting for the user — an event is not their reply.",
+        "Monitor started (task {id}, timeout {}ms).{MONITOR_NOTIFIED}",
         timeout.as_millis()
     )
 }
+
+/// §4 monitor: the promise of its events (the MCP server replaces it when
+/// no path to the model is on).
+pub(crate) const MONITOR_NOTIFIED: &str = " You will be notified on each event. Keep working — do not poll or sleep. Events may arrive while you are waiting for the user — an event is not their reply.";
+
+/// Ours: what the MCP server says instead of [`MONITOR_NOTIFIED`] when its
+/// events go out only as log messages, which the model may never see.
+#[cfg(feature = "mcp")]
+pub(crate) const MONITOR_AS_LOGS: &str = " Its events are sent only as log messages (notifications/message), which your client may not show you: read its output with bash_output.";
 
 /// §5: the end notification of a shell or a monitor (the shell form).
 pub(crate) fn end_notification(

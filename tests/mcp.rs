@@ -769,3 +769,21 @@ fn the_server_answers_within_the_deadline_under_load() {
         assert_eq!(tool_result(&r).0, format!("n{i}"));
     }
 }
+
+#[test]
+fn the_schema_check_refuses_what_the_official_types_refuse() {
+    // The check every message of these tests passes can fail.
+    let bad = [
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text"}], "isError": false}}),
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": 3}]}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": "far"}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "loud", "data": 1}}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": "x"}}),
+    ];
+    for m in bad {
+        assert!(client::schema_check(&m).is_err(), "{m}");
+    }
+    let good = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}], "isError": false}});
+    assert_eq!(client::schema_check(&good), Ok(()));
+}

@@ -78,7 +78,7 @@ fn notifications_travel_in_the_next_result_each_once_in_order() {
 
 #[test]
 fn a_notification_is_never_written_before_the_response_that_named_its_id() {
-    for round in 0..3 {
+    for round in 0..10 {
         let mut s = Server::initialized(&[]);
         let ids: Vec<Value> = (0..100)
             .map(|_| {
@@ -142,6 +142,25 @@ fn deliver_log_carries_nothing_in_results_and_promises_nothing() {
         d.contains("only as log messages") && !d.contains("do not poll"),
         "{d}"
     );
+    let (text, _) = s.tool("monitor", json!({"description": "d", "command": "true"}));
+    assert!(!text.contains("You will be notified"), "{text}");
+    assert!(text.contains("read its output with bash_output"), "{text}");
+}
+
+#[test]
+fn the_instructions_say_where_notifications_arrive() {
+    for (args, says) in [
+        (&[][..], "arrives in a later tool result"),
+        (
+            &["--deliver", "log"][..],
+            "which your client may not show you",
+        ),
+    ] {
+        let mut s = Server::start(args);
+        let init = s.initialize("2025-06-18");
+        let text = init["instructions"].as_str().unwrap();
+        assert!(text.contains(says), "{args:?}: {text}");
+    }
 }
 
 #[test]
@@ -431,4 +450,81 @@ fn a_client_that_stops_reading_cannot_hold_up_the_end() {
         "took {took:?}"
     );
     assert_gone(&[leader]);
+}
+
+// ------------------------------------------------------- no thread to start
+
+/// Sets the soft `RLIMIT_NPROC` of the server (`prlimit(1)`, run as the
+/// server's user, who may change its limits below the hard one).
+fn limit_processes(pid: u32, n: &str, as_nobody: bool) {
+    let mut cmd = std::process::Command::new("prlimit");
+    cmd.args(["--pid", &pid.to_string(), &format!("--nproc={n}:")]);
+    if as_nobody {
+        use std::os::unix::process::CommandExt;
+        cmd.uid(65534).gid(65534);
+    }
+    let out = cmd.output().expect("run prlimit");
+    assert!(
+        out.status.success(),
+        "prlimit: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn with_no_thread_to_start_kill_shell_bash_output_and_ping_are_answered() {
+    // The limit binds only a user other than root: as root, the server
+    // runs as nobody.
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    let root = unsafe { nix::libc::geteuid() } == 0;
+    let tmp = std::env::temp_dir();
+    let tmp = tmp.to_str().unwrap();
+    let mut s = Server::start_with(&["--working-directory", tmp, "--output-root", tmp], |cmd| {
+        if root {
+            use std::os::unix::process::CommandExt;
+            cmd.uid(65534).gid(65534);
+        }
+    });
+    s.initialize("2025-06-18");
+    let (text, _) = s.tool(
+        "bash",
+        json!({"command": "sleep 1000; : no-threads", "run_in_background": true}),
+    );
+    let id = task_id(&text, "bash");
+    let leader = leader_with(s.pid(), "no-threads");
+    // The hard limit, to give the soft one back at the end.
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", s.pid())).unwrap();
+    let hard = limits
+        .lines()
+        .find(|l| l.starts_with("Max processes"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .expect("the process limit")
+        .to_string();
+    // No task of this user can start from now on in the server.
+    limit_processes(s.pid(), "1", root);
+    let r = call(&mut s, "bash", json!({"command": "echo never"}));
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("cannot start a thread")),
+        "{r}"
+    );
+    s.still_serving();
+    let r = call(&mut s, "bash_output", json!({"bash_id": id}));
+    assert!(
+        tool_result(&r).0.starts_with("<status>running</status>"),
+        "{r}"
+    );
+    let r = call(&mut s, "kill_shell", json!({"shell_id": id}));
+    assert!(
+        tool_result(&r)
+            .0
+            .starts_with("Successfully stopped task: bash_1"),
+        "{r}"
+    );
+    assert_gone(&[leader]);
+    s.still_serving();
+    limit_processes(s.pid(), &hard, root);
+    s.close_stdin();
+    assert!(s.wait_exit().success());
 }

@@ -14,6 +14,13 @@ use crate::{ShellId, TaskStatus, ToolDefinition, ToolResult};
 /// The sentence that promises a notification in the tools' texts.
 pub(crate) const NOTIFIED: &str = crate::texts::NOTIFIED;
 
+/// The sentences that promise a monitor's events, and what to say instead
+/// when only log messages carry them.
+pub(crate) const MONITOR_NOTIFIED: (&str, &str) = (
+    crate::texts::MONITOR_NOTIFIED,
+    crate::texts::MONITOR_AS_LOGS,
+);
+
 /// The tools of one [`BashTools`], as the server uses them.
 #[derive(Clone)]
 pub(crate) struct Backend {

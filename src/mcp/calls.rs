@@ -101,11 +101,17 @@ impl Calls {
         call.foreground.take()
     }
 
-    /// Removes call `key`; whether its response should be sent.
-    fn finish(&self, key: &str) -> bool {
-        let answered = self.calls.lock().remove(key).is_some_and(|c| !c.cancelled);
+    /// Whether the response of call `key` should be sent (it was not
+    /// cancelled). The call stays in flight until [`done`](Self::done), so
+    /// the end of the session waits for its response to be handed over.
+    fn answers(&self, key: &str) -> bool {
+        self.calls.lock().get(key).is_some_and(|c| !c.cancelled)
+    }
+
+    /// Removes call `key`: its response, if any, has been handed over.
+    fn done(&self, key: &str) {
+        self.calls.lock().remove(key);
         self.ended.notify_all();
-        answered
     }
 
     /// Waits until no call runs, or `deadline`. Returns how many are left.
@@ -170,7 +176,11 @@ pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
         .begin(matches!(call.tool.as_str(), "bash" | "monitor"));
     let mut result = run(cx, &key, seq, &call);
     if cx.unpromised {
-        result.text = result.text.replace(super::backend::NOTIFIED, "");
+        let (promise, instead) = super::backend::MONITOR_NOTIFIED;
+        result.text = result
+            .text
+            .replace(super::backend::NOTIFIED, "")
+            .replace(promise, instead);
     }
     // The task a `bash` or `monitor` answer announced, by its typed ID.
     let announced: Vec<String> =
@@ -179,7 +189,7 @@ pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
         } else {
             result.task_id.iter().cloned().collect()
         };
-    if cx.calls.finish(&key) {
+    if cx.calls.answers(&key) {
         let mut respond = |carried: Vec<Notification>| {
             jsonrpc::result(&call.id, call_result(&result, &carried, call.era))
         };
@@ -187,6 +197,7 @@ pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
     } else {
         cx.inbox.finish(seq, announced, None);
     }
+    cx.calls.done(&key);
 }
 
 fn run(cx: &Shared, key: &str, seq: Seq, call: &ToolCall) -> ToolResult {

@@ -134,7 +134,7 @@ impl McpServer {
     /// The server of `tools` (a handle: the tools live as long as it does).
     pub fn new(tools: BashTools) -> McpServer {
         let backend = Backend::new(tools);
-        let instructions = instructions(&backend);
+        let instructions = instructions(&backend, Deliver::Both);
         McpServer {
             backend,
             instructions,
@@ -204,7 +204,8 @@ impl McpServer {
     }
 
     /// The `instructions` sent to clients (at `initialize` and in
-    /// `server/discover`): how to use the tools well, in a few sentences.
+    /// `server/discover`) with the default [`Options`]: how to use the
+    /// tools well, in a few sentences.
     pub fn instructions(&self) -> &str {
         &self.instructions
     }
@@ -219,7 +220,7 @@ impl BashTools {
     }
 }
 
-fn instructions(backend: &Backend) -> String {
+fn instructions(backend: &Backend, deliver: Deliver) -> String {
     let c = backend.limits();
     let mut s = format!(
         "Shell tools, as in Claude Code. Run commands with bash (timeout in seconds, default {}, at most {}); \
@@ -231,11 +232,18 @@ fn instructions(backend: &Backend) -> String {
         c.output_limit,
     );
     if backend.has_tasks() {
-        s.push_str(
-            " When a background command ends, and for each batch of a monitor's lines, a <task-notification> \
-             arrives in a later tool result (and, unless turned off, as a notifications/message, logger \"bashtools\"); use monitor \
-             to wait for a line in a log instead of polling.",
-        );
+        s.push_str(match deliver {
+            Deliver::Result | Deliver::Both => {
+                " When a background command ends, and for each batch of a monitor's lines, a <task-notification> \
+                 arrives in a later tool result; bash_output with block: true also returns when one arrives. \
+                 Use monitor to wait for a line in a log instead of polling."
+            }
+            Deliver::Log => {
+                " When a background command ends, and for each batch of a monitor's lines, the server sends a \
+                 notifications/message (logger \"bashtools\"), which your client may not show you: check with \
+                 bash_output (block: true waits for the end)."
+            }
+        });
     }
     s
 }

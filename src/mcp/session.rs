@@ -3,8 +3,13 @@
 //! little state the classic handshake needs.
 //!
 //! Only the reading thread touches the session's state, so it needs no
-//! lock; what call threads share (the calls in flight, the writer) is in
-//! `Arc`s.
+//! lock; what call threads share (the calls in flight, the inbox of
+//! notifications, the writer) is in `Arc`s.
+//!
+//! The end of input is bounded: from stdin's end, `kill_grace` + 1 s at
+//! most pass before `run` returns — the shells are stopped, the calls get
+//! until then to answer, and the writer until then to flush; a client that
+//! stopped reading holds up nothing.
 
 use std::io::BufRead;
 use std::sync::Arc;
@@ -41,6 +46,8 @@ pub(crate) struct Session<'a> {
     /// `bash_output` calls when no new thread can be started (the process
     /// limit is exhausted): an agent can still stop what exhausted it.
     reserve: Option<Sender<ToolCall>>,
+    /// The instructions for these options.
+    instructions: String,
     /// The version the classic handshake agreed on; `None` before it.
     classic: Option<&'static str>,
     /// The level set by `logging/setLevel` (classic); all messages before.
@@ -69,6 +76,7 @@ impl<'a> Session<'a> {
             calls,
             shared,
             reserve: None,
+            instructions: super::instructions(&server.backend, options.delivery()),
             classic: None,
             classic_level: Level::Debug,
         }
@@ -189,7 +197,7 @@ impl<'a> Session<'a> {
         match method {
             "initialize" => Ok(self.initialize(params)),
             "ping" => Ok(json!({})),
-            "server/discover" => Ok(protocol::discover_result(&self.server.instructions)),
+            "server/discover" => Ok(protocol::discover_result(&self.instructions)),
             "tools/list" => {
                 self.ready(era)?;
                 let list = json!({"tools": tools::list(&self.server.backend, self.shared.inbox.promises())});
@@ -228,7 +236,7 @@ impl<'a> Session<'a> {
         let requested = params.get("protocolVersion").and_then(Value::as_str);
         let version = protocol::negotiate(requested);
         self.classic = Some(version);
-        protocol::initialize_result(version, &self.server.instructions)
+        protocol::initialize_result(version, &self.instructions)
     }
 
     fn set_level(&mut self, params: &Map<String, Value>) -> Result<Value, RpcError> {

@@ -60,7 +60,10 @@ impl Server {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 let v = match serde_json::from_str::<Value>(&line) {
-                    Ok(v) if v.is_object() && v["jsonrpc"] == "2.0" => v,
+                    Ok(v) if v.is_object() && v["jsonrpc"] == "2.0" => match schema_check(&v) {
+                        Ok(()) => v,
+                        Err(e) => json!({"not_a_message": format!("{e}: {line}")}),
+                    },
                     _ => json!({"not_a_message": line}),
                 };
                 if tx.send(v).is_err() {
@@ -218,7 +221,10 @@ impl Server {
         loop {
             let left = end.saturating_duration_since(Instant::now());
             match self.rx.recv_timeout(left) {
-                Ok(v) => all.push(v),
+                Ok(v) => {
+                    assert!(v.get("not_a_message").is_none(), "not a valid message: {v}");
+                    all.push(v);
+                }
                 Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return all,
                 Err(_) => panic!("stdout did not close; stderr: {}", self.stderr()),
             }
@@ -250,6 +256,9 @@ impl Server {
     pub fn drain(&mut self) -> Vec<Value> {
         let mut all = std::mem::take(&mut self.stash);
         all.extend(self.rx.try_iter());
+        for v in &all {
+            assert!(v.get("not_a_message").is_none(), "not a valid message: {v}");
+        }
         all
     }
 
@@ -286,6 +295,60 @@ impl Drop for Server {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+    }
+}
+
+/// Checks a message from the server against the official MCP schema types
+/// (crate `rust-mcp-schema`) of 2025-06-18, the version these tests
+/// negotiate (the crate builds one version at a time; a stateless
+/// 2026-07-28 result is checked as the same result of 2025-06-18, its
+/// `resultType` and `_meta` aside). Results are told apart by their fields.
+pub fn schema_check(v: &Value) -> Result<(), String> {
+    use rust_mcp_schema::mcp_2025_06_18 as classic;
+    fn is<T: serde::de::DeserializeOwned>(what: &str, v: &Value) -> Result<(), String> {
+        serde_json::from_value::<T>(v.clone())
+            .map(drop)
+            .map_err(|e| format!("schema: not a valid {what}: {e}"))
+    }
+    if let Some(method) = v.get("method").and_then(Value::as_str) {
+        if v.get("id").is_some() {
+            return Err(format!("schema: the server sent a request ({method})"));
+        }
+        let params = &v["params"];
+        return match method {
+            "notifications/message" => {
+                is::<classic::LoggingMessageNotificationParams>("log message", params)
+            }
+            "notifications/progress" => {
+                // A token of another JSON type than the schema's string or
+                // number is echoed as the client gave it (the tests check the
+                // echo); the rest of the message is checked.
+                let mut params = params.clone();
+                if !(params["progressToken"].is_string() || params["progressToken"].is_number()) {
+                    params["progressToken"] = json!("echoed");
+                }
+                is::<classic::ProgressNotificationParams>("progress notification", &params)
+            }
+            _ => Err(format!("schema: unexpected notification {method}")),
+        };
+    }
+    if let Some(e) = v.get("error") {
+        return match (e["code"].as_i64(), e["message"].as_str()) {
+            (Some(_), Some(_)) => Ok(()),
+            _ => Err("schema: an error without an integer code and a message".into()),
+        };
+    }
+    let Some(r) = v.get("result").filter(|r| r.is_object()) else {
+        return Err("schema: neither a result object, an error nor a notification".into());
+    };
+    if r.get("content").is_some() {
+        is::<classic::CallToolResult>("tool result", r)
+    } else if r.get("tools").is_some() {
+        is::<classic::ListToolsResult>("tools/list result", r)
+    } else if r.get("protocolVersion").is_some() {
+        is::<classic::InitializeResult>("initialize result", r)
+    } else {
+        Ok(())
     }
 }
 
