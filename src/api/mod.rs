@@ -21,6 +21,7 @@ use crate::caller::Caller;
 use crate::config::Config;
 use crate::error::Error;
 use crate::os::outdir::OutputDir;
+use crate::os::sandbox::SandboxStatus;
 use crate::pending::{Completer, Pending};
 use crate::shells::process::Process;
 use crate::shells::ExitWaiter;
@@ -56,12 +57,18 @@ pub struct BashTools {
 /// The one owner of the shared state: its drop ends the tools.
 struct Owner {
     core: Arc<Core>,
+    /// What the sandbox enforces, and its private temporary directory
+    /// (removed after the shells are stopped), when there is one.
+    sandbox: Option<(OutputDir, SandboxStatus)>,
 }
 
 impl Drop for Owner {
     fn drop(&mut self) {
         self.core.close();
         self.core.shells.remove_output_directory();
+        if let Some((tmp, _)) = &self.sandbox {
+            tmp.remove();
+        }
     }
 }
 
@@ -84,14 +91,26 @@ impl BashTools {
     pub(crate) fn from_parts(
         config: Arc<Config>,
         tasks: Option<Tasks>,
+        outdir: OutputDir,
         process: Arc<dyn Process>,
+        sandbox: Option<(OutputDir, SandboxStatus)>,
     ) -> Result<BashTools, Error> {
-        let outdir = OutputDir::create(&config.output_root)
-            .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
         let core = Core::new(config, tasks, outdir, process);
         Ok(BashTools {
-            owner: Arc::new(Owner { core }),
+            owner: Arc::new(Owner { core, sandbox }),
         })
+    }
+
+    /// What the [`Sandbox`](crate::Sandbox) enforces on this kernel; `None`
+    /// without one. Asked of the kernel once, when the tools were built.
+    ///
+    /// ```
+    /// let tools = bashtools::BashTools::builder().build()?;
+    /// assert_eq!(tools.sandbox_status(), None);
+    /// # Ok::<(), bashtools::Error>(())
+    /// ```
+    pub fn sandbox_status(&self) -> Option<SandboxStatus> {
+        self.owner.sandbox.as_ref().map(|&(_, status)| status)
     }
 
     pub(crate) fn core(&self) -> &Arc<Core> {

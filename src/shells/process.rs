@@ -1,7 +1,8 @@
 //! The seam between the supervisor and the operating system: what it takes
 //! to start a command, signal what it started, and know when that is gone.
 //!
-//! [`RealProcess`] is the kernel (the `os` layer). [`FakeProcess`] (tests
+//! [`RealProcess`] is the kernel (the `os` layer); with a sandbox, it
+//! starts commands from the sandbox's restricted thread. [`FakeProcess`] (tests
 //! only) is a process whose exit the test decides, so the supervisor's state
 //! machine — timeout → background, TERM → grace → KILL, one end notice when
 //! stop and exit race, `stop_all` — is checked without timing luck.
@@ -19,6 +20,7 @@ use super::shell::Key;
 
 use crate::config::Config;
 use crate::os::reaper::{reaper, ExitHook};
+use crate::os::spawner::Spawner;
 use crate::os::{group, spawn};
 
 /// Starts commands and reaches what they started. A command is named by
@@ -52,6 +54,9 @@ pub(crate) trait Process: Send + Sync + 'static {
 /// The kernel: `posix_spawn`, the reaper, process groups.
 pub(crate) struct RealProcess {
     config: Arc<Config>,
+    /// The sandbox's restricted thread, which starts every command when
+    /// there is a sandbox.
+    spawner: Option<Spawner>,
     /// The leader's pid of every command that may still have processes:
     /// running ones, and ended ones (newest last, at most
     /// [`ENDED_GROUPS`]) whose groups may hold what they left running.
@@ -68,9 +73,11 @@ struct Groups {
 const ENDED_GROUPS: usize = 4096;
 
 impl RealProcess {
-    pub(crate) fn new(config: Arc<Config>) -> RealProcess {
+    /// Commands started from the calling thread, or from `spawner`'s.
+    pub(crate) fn new(config: Arc<Config>, spawner: Option<Spawner>) -> RealProcess {
         RealProcess {
             config,
+            spawner,
             groups: Arc::new(Mutex::new(Groups::default())),
         }
     }
@@ -99,27 +106,27 @@ impl Process for RealProcess {
         want_pidfd: bool,
         on_exit: ExitHook,
     ) -> io::Result<(u32, Option<OwnedFd>)> {
-        let launch = spawn::prepare(spec, &self.config)?;
-        let mut pidfd = None;
-        let groups = &self.groups;
-        let ended = self.groups.clone();
-        // Inside the reaper's lock: the pid cannot be reaped before its
-        // pidfd is open, nor before its group is recorded.
-        let pid = reaper().spawn(
-            || {
-                let pid = launch.spawn()?;
-                if want_pidfd {
-                    pidfd = group::pidfd_open(pid);
-                }
-                groups.lock().running.insert(key, pid);
-                Ok(pid)
-            },
-            Box::new(move |exit| {
-                ended.lock().leader_exited(key);
-                on_exit(exit)
-            }),
-        )?;
-        Ok((pid, pidfd))
+        let Some(spawner) = &self.spawner else {
+            return start(&self.config, &self.groups, key, spec, want_pidfd, on_exit);
+        };
+        // The sandbox's thread starts it, so it inherits the thread's
+        // restriction. What the spec borrows goes there owned (the output
+        // file as a duplicate descriptor).
+        let config = self.config.clone();
+        let groups = self.groups.clone();
+        let command = spec.command.to_string();
+        let cwd = spec.cwd.to_path_buf();
+        let output = spec.output.try_clone()?;
+        let stdout = spec.stdout;
+        spawner.run(move || {
+            let spec = spawn::SpawnSpec {
+                command: &command,
+                cwd: &cwd,
+                output: &output,
+                stdout,
+            };
+            start(&config, &groups, key, spec, want_pidfd, on_exit)
+        })?
     }
 
     /// Through the reaper while the leader is unreaped (a pid we own cannot
@@ -170,6 +177,37 @@ impl Process for RealProcess {
             .map(|(k, _)| k)
             .collect()
     }
+}
+
+/// Starts command `key` on this thread (see [`Process::spawn`]).
+fn start(
+    config: &Config,
+    groups: &Arc<Mutex<Groups>>,
+    key: Key,
+    spec: spawn::SpawnSpec<'_>,
+    want_pidfd: bool,
+    on_exit: ExitHook,
+) -> io::Result<(u32, Option<OwnedFd>)> {
+    let launch = spawn::prepare(spec, config)?;
+    let mut pidfd = None;
+    let ended = groups.clone();
+    // Inside the reaper's lock: the pid cannot be reaped before its
+    // pidfd is open, nor before its group is recorded.
+    let pid = reaper().spawn(
+        || {
+            let pid = launch.spawn()?;
+            if want_pidfd {
+                pidfd = group::pidfd_open(pid);
+            }
+            groups.lock().running.insert(key, pid);
+            Ok(pid)
+        },
+        Box::new(move |exit| {
+            ended.lock().leader_exited(key);
+            on_exit(exit)
+        }),
+    )?;
+    Ok((pid, pidfd))
 }
 
 impl Groups {
