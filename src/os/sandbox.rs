@@ -228,7 +228,95 @@ fn add(
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::process::{Command, Output};
+
     use super::*;
+    use crate::os::spawner::Spawner;
+
+    /// A fresh directory of this test's (resolved), removed on drop.
+    struct Dir(PathBuf);
+    impl Dir {
+        fn new(name: &str) -> Dir {
+            let dir = std::env::temp_dir().join(format!(
+                "bashtools-sandbox-unit-{}-{name}",
+                std::process::id()
+            ));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir(&dir).unwrap();
+            Dir(dir.canonicalize().unwrap())
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn sh(script: &str) -> Output {
+        Command::new("sh").args(["-c", script]).output().unwrap()
+    }
+
+    /// What containment needs of a sandbox: its startup file, a memory
+    /// file of the host's, read by path, and its cgroup's `cgroup.procs`,
+    /// an existing file written (see the module's doc).
+    #[test]
+    fn host_descriptors_by_the_threads_path_and_write_files_roots_work() {
+        let work = Dir::new("work");
+        let files = Dir::new("files");
+        std::fs::write(files.0.join("procs"), "").unwrap();
+        let policy = SandboxPolicy {
+            working_directory: work.0.clone(),
+            allow_write: Vec::new(),
+            tmp: work.0.clone(),
+            network: false,
+            best_effort: true,
+        };
+        let roots = [files.0.clone()];
+        let (spawner, status) = Spawner::start("test-sandbox", move || {
+            let roots: Vec<&Path> = roots.iter().map(PathBuf::as_path).collect();
+            restrict_current_thread(&policy, &roots)
+        })
+        .unwrap()
+        .unwrap();
+        if !status.filesystem() {
+            println!("skipped: this kernel has no Landlock");
+            return;
+        }
+        let mut memfd = tempfile_in_memory();
+        memfd.write_all(b"startup\n").unwrap();
+        let fd = memfd.as_raw_fd();
+        let by_thread = spawner.proc_fd_path(fd);
+        let by_host = format!("/proc/{}/fd/{fd}", std::process::id());
+        let procs = files.0.join("procs");
+        let made = files.0.join("made");
+        let script = format!(
+            "cat {thread}; cat {host} || echo host-refused; echo 0 > {procs} && echo wrote; \
+             touch {made} || echo create-refused",
+            thread = by_thread.display(),
+            procs = procs.display(),
+            made = made.display(),
+            host = by_host,
+        );
+        let out = spawner.run(move || sh(&script)).unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(stdout, "startup\nhost-refused\nwrote\ncreate-refused\n");
+        assert_eq!(std::fs::read_to_string(&procs).unwrap(), "0\n");
+        assert!(!made.exists());
+        // The host itself was never restricted.
+        assert_eq!(
+            String::from_utf8_lossy(&sh(&format!("cat {by_host}")).stdout),
+            "startup\n"
+        );
+        drop(memfd);
+    }
+
+    fn tempfile_in_memory() -> std::fs::File {
+        use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
+        let name = std::ffi::CStr::from_bytes_with_nul(b"bashtools-test\0").unwrap();
+        std::fs::File::from(memfd_create(name, MemFdCreateFlag::MFD_CLOEXEC).unwrap())
+    }
 
     #[test]
     fn the_status_line_names_what_is_enforced() {
