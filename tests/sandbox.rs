@@ -424,3 +424,41 @@ fn sandboxed_commands_are_stopped_and_reaped_like_any_other() {
     assert_gone(&[pid]);
     wait_until("no zombie child is left", || zombie_children().is_empty());
 }
+
+#[test]
+fn a_monitor_is_sandboxed_and_its_lines_still_arrive() {
+    if !kernel_has(1, "the filesystem sandbox") {
+        return;
+    }
+    let work = Scratch::new("work");
+    let outside = Scratch::new("outside");
+    let tasks = bashtools::Tasks::new();
+    let inbox = tasks.subscribe("main");
+    let tools = builder()
+        .working_directory(&work.0)
+        .tasks(tasks.clone())
+        .monitor_options(
+            bashtools::MonitorOptions::default().batch_window(Duration::from_millis(50)),
+        )
+        .sandbox(Sandbox::new())
+        .build()
+        .unwrap();
+    let r = tools.monitor(
+        &json!({"description": "touch", "timeout_ms": 60000, "command": format!(
+            "touch {}/m 2>/dev/null && echo made || echo refused; echo piped >> /dev/stdout",
+            outside.0.display()
+        )}),
+        &me(),
+    );
+    assert!(!r.is_error, "{r:?}");
+    let mut lines = String::new();
+    loop {
+        let n = inbox.recv_timeout(DEADLINE).expect("the monitor ends");
+        if n.status.is_some() {
+            break;
+        }
+        lines.push_str(&n.text);
+    }
+    assert!(lines.contains("refused\npiped"), "{lines}");
+    assert!(!outside.path("m").exists());
+}
