@@ -78,6 +78,7 @@ impl std::fmt::Debug for BashTools {
             .field("working_directory", &self.core().config.working_directory)
             .field("output_directory", &self.output_directory())
             .field("tasks", &self.core().tasks.is_some())
+            .field("sandbox", &self.sandbox_status())
             .finish_non_exhaustive()
     }
 }
@@ -125,7 +126,8 @@ impl BashTools {
     ///
     /// # Errors
     /// A blank command or one with a NUL byte, a working directory that is
-    /// missing, a spawn that failed, or tools that have ended.
+    /// missing or outside the sandbox, a spawn that failed, or tools that
+    /// have ended.
     pub fn run(&self, cmd: &Command, caller: &Caller) -> Result<Outcome, CallError> {
         self.core().run(cmd, caller)
     }
