@@ -411,10 +411,20 @@ fn start_sandbox(
     })
     .map_err(|e| Error::thread("sandbox's spawner thread", e))?
     .map_err(|e| Error::sandbox(e.path, e.error))?;
+    Ok((
+        enforced(status, policy.best_effort)?.then_some(spawner),
+        status,
+    ))
+}
+
+/// Whether commands go through the restricted thread: when the kernel
+/// enforces something. Enforcing nothing is an error unless best effort
+/// (the commands then start from the calling thread, unrestricted).
+fn enforced(status: SandboxStatus, best_effort: bool) -> Result<bool, Error> {
     if status.filesystem() {
-        Ok((Some(spawner), status))
-    } else if policy.best_effort {
-        Ok((None, status))
+        Ok(true)
+    } else if best_effort {
+        Ok(false)
     } else {
         Err(Error::sandbox_unsupported())
     }
@@ -425,5 +435,20 @@ fn check_directory(dir: &Path) -> Result<(), Error> {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => Err(Error::working_directory_not_a_directory(dir.to_path_buf())),
         Err(_) => Err(Error::working_directory_missing(dir.to_path_buf())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[test]
+    fn a_kernel_without_landlock_fails_the_build_unless_best_effort() {
+        let none = SandboxStatus::not_enforced();
+        let err = enforced(none, false).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::SandboxUnsupported);
+        assert!(err.to_string().contains("no Landlock"), "{err}");
+        assert!(!enforced(none, true).unwrap());
     }
 }

@@ -109,6 +109,17 @@ impl SandboxStatus {
         self.scoping
     }
 
+    /// What a kernel without Landlock enforces: nothing.
+    #[cfg(test)]
+    pub(crate) fn not_enforced() -> SandboxStatus {
+        SandboxStatus {
+            abi: 0,
+            filesystem: false,
+            network: false,
+            scoping: false,
+        }
+    }
+
     /// From what restricting the thread reported.
     fn from_restriction(status: &RestrictionStatus, network_allowed: bool) -> SandboxStatus {
         let abi = match status.landlock {
