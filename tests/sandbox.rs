@@ -209,16 +209,18 @@ fn a_command_cannot_signal_the_host_or_its_other_children() {
     }
     let work = Scratch::new("work");
     let tools = sandboxed(&work.0, Sandbox::new());
-    let mut host_child = std::process::Command::new("sleep")
-        .arg("600")
-        .spawn()
-        .unwrap();
+    let mut host_child = Reaped(
+        std::process::Command::new("sleep")
+            .arg("600")
+            .spawn()
+            .unwrap(),
+    );
     let r = bash(
         &tools,
         json!({"command": format!(
             "kill -0 {host}; kill -TERM {child}; kill -0 $$ && echo self",
             host = std::process::id(),
-            child = host_child.id()
+            child = host_child.0.id()
         )}),
     );
     assert_eq!(
@@ -228,11 +230,19 @@ fn a_command_cannot_signal_the_host_or_its_other_children() {
     );
     assert!(r.text.ends_with("self"), "{r:?}");
     assert!(
-        host_child.try_wait().unwrap().is_none(),
+        host_child.0.try_wait().unwrap().is_none(),
         "the sleep was hit"
     );
-    host_child.kill().unwrap();
-    host_child.wait().unwrap();
+}
+
+/// A child of the test's own, killed and reaped however the test ends.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[test]
