@@ -71,6 +71,120 @@ pub(crate) struct Config {
     pub env_remove: Vec<OsString>,
     pub output_root: PathBuf,
     pub monitor_options: MonitorOptions,
+    /// The sandbox's settled policy, when one was asked for.
+    pub sandbox: Option<SandboxPolicy>,
+}
+
+/// A [`Sandbox`] settled at `build()`: its directories made absolute and
+/// resolved (symlinks followed), so a working directory is checked against
+/// what the kernel will check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SandboxPolicy {
+    /// The configured working directory, resolved.
+    pub working_directory: PathBuf,
+    /// The directories given to [`Sandbox::allow_write`], resolved.
+    pub allow_write: Vec<PathBuf>,
+    /// The private temporary directory (`TMPDIR` of every command).
+    pub tmp: PathBuf,
+    /// Whether TCP `connect` and `bind` are allowed.
+    pub network: bool,
+    /// Whether a kernel without Landlock is accepted (commands then run
+    /// unrestricted).
+    pub best_effort: bool,
+}
+
+impl SandboxPolicy {
+    /// Where commands may write: the working directory, the directories
+    /// given, the temporary directory.
+    pub(crate) fn write_roots(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.working_directory.as_path())
+            .chain(self.allow_write.iter().map(PathBuf::as_path))
+            .chain(std::iter::once(self.tmp.as_path()))
+    }
+
+    /// Whether `dir` (already resolved) lies inside a write root.
+    pub(crate) fn allows_cwd(&self, dir: &Path) -> bool {
+        self.write_roots().any(|root| dir.starts_with(root))
+    }
+}
+
+/// A Landlock sandbox for commands (Linux 5.13 and later; what each kernel
+/// enforces is in the README's "Sandbox" section).
+///
+/// - **Filesystem**: commands read and execute everything, and write only
+///   in the working directory, the directories given to
+///   [`allow_write`](Self::allow_write), a private temporary directory
+///   (their `TMPDIR`, removed with the tools) and the devices commands need
+///   (`/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom`,
+///   `/dev/tty`, `/dev/ptmx`, `/dev/pts`, `/dev/shm`). A call whose
+///   working directory lies outside these is refused.
+/// - **Network**: TCP `connect` and `bind` are refused unless
+///   [`allow_network`](Self::allow_network) (Landlock ABI 4).
+/// - **Signals and abstract unix sockets** are scoped: a command cannot
+///   signal the host or connect to its abstract sockets (Landlock ABI 6).
+///
+/// The restriction holds for the command and everything it starts, never
+/// for the host. Commands also run with `no_new_privs`, so set-user-ID
+/// programs such as `sudo` do not gain privileges. What the running kernel
+/// enforces is [`BashTools::sandbox_status`](crate::BashTools::sandbox_status).
+///
+/// ```
+/// use bashtools::Sandbox;
+/// let sandbox = Sandbox::new().allow_write("/var/tmp").allow_network(true);
+/// assert!(sandbox.is_network_allowed());
+/// assert_eq!(sandbox.get_allow_write(), [std::path::PathBuf::from("/var/tmp")]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sandbox {
+    allow_write: Vec<PathBuf>,
+    allow_network: bool,
+    best_effort: bool,
+}
+
+impl Sandbox {
+    /// A sandbox with no more than the working directory, the private
+    /// temporary directory and the devices writable, and no network.
+    pub fn new() -> Sandbox {
+        Sandbox::default()
+    }
+
+    /// Lets commands write in `dir` and everything under it (repeatable).
+    /// It must exist when the tools are built.
+    pub fn allow_write(mut self, dir: impl Into<PathBuf>) -> Sandbox {
+        self.allow_write.push(dir.into());
+        self
+    }
+
+    /// Lets commands `connect` and `bind` TCP sockets (default: refused).
+    pub fn allow_network(mut self, allow: bool) -> Sandbox {
+        self.allow_network = allow;
+        self
+    }
+
+    /// Builds the tools even where the kernel has no Landlock at all; the
+    /// commands then run unrestricted, as
+    /// [`sandbox_status`](crate::BashTools::sandbox_status) reports.
+    /// Default: such a `build()` fails
+    /// ([`ErrorKind::SandboxUnsupported`](crate::ErrorKind::SandboxUnsupported)).
+    pub fn best_effort(mut self, best_effort: bool) -> Sandbox {
+        self.best_effort = best_effort;
+        self
+    }
+
+    /// The directories given to [`allow_write`](Self::allow_write).
+    pub fn get_allow_write(&self) -> &[PathBuf] {
+        &self.allow_write
+    }
+
+    /// Whether TCP `connect` and `bind` are allowed.
+    pub fn is_network_allowed(&self) -> bool {
+        self.allow_network
+    }
+
+    /// Whether a kernel without Landlock is accepted.
+    pub fn is_best_effort(&self) -> bool {
+        self.best_effort
+    }
 }
 
 /// How every monitor batches its lines (contract §7).

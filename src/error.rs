@@ -39,6 +39,14 @@ pub enum ErrorKind {
     /// A thread the tools need (the reaper, the timer, the output cap's
     /// watcher) could not be started, or a signal handler installed.
     Thread,
+    /// A [`Sandbox`](crate::Sandbox) was asked for, and this kernel has no
+    /// Landlock (not built in, or not enabled at boot), and the sandbox is
+    /// not [`best_effort`](crate::Sandbox::best_effort).
+    SandboxUnsupported,
+    /// The sandbox could not be set up: a directory it names does not exist
+    /// or cannot be opened, its temporary directory could not be made, or
+    /// the kernel refused the ruleset.
+    Sandbox,
 }
 
 #[derive(Debug)]
@@ -54,6 +62,10 @@ enum Repr {
     OutputDirectory(PathBuf, io::Error),
     /// A thread could not be started (what it was for, the error).
     Thread(&'static str, io::Error),
+    /// No Landlock, and a sandbox that is not best effort.
+    SandboxUnsupported,
+    /// The sandbox could not be set up (the directory, if that was it).
+    Sandbox(Option<PathBuf>, io::Error),
 }
 
 impl Error {
@@ -81,6 +93,18 @@ impl Error {
         }
     }
 
+    pub(crate) fn sandbox_unsupported() -> Self {
+        Error {
+            kind: Repr::SandboxUnsupported,
+        }
+    }
+
+    pub(crate) fn sandbox(path: Option<PathBuf>, err: io::Error) -> Self {
+        Error {
+            kind: Repr::Sandbox(path, err),
+        }
+    }
+
     pub(crate) fn output_directory(path: PathBuf, err: io::Error) -> Self {
         Error {
             kind: Repr::OutputDirectory(path, err),
@@ -97,6 +121,8 @@ impl Error {
             Repr::CurrentDirectory(_) => ErrorKind::CurrentDirectory,
             Repr::OutputDirectory(..) => ErrorKind::OutputDirectory,
             Repr::Thread(..) => ErrorKind::Thread,
+            Repr::SandboxUnsupported => ErrorKind::SandboxUnsupported,
+            Repr::Sandbox(..) => ErrorKind::Sandbox,
         }
     }
 
@@ -106,7 +132,8 @@ impl Error {
             Repr::WorkingDirectoryMissing(p)
             | Repr::WorkingDirectoryNotADirectory(p)
             | Repr::OutputDirectory(p, _) => Some(p),
-            Repr::CurrentDirectory(_) | Repr::Thread(..) => None,
+            Repr::Sandbox(p, _) => p.as_deref(),
+            Repr::CurrentDirectory(_) | Repr::Thread(..) | Repr::SandboxUnsupported => None,
         }
     }
 }
@@ -124,6 +151,15 @@ impl fmt::Display for Error {
                 write!(f, "cannot read the current directory: {e}")
             }
             Repr::Thread(what, e) => write!(f, "cannot start the {what}: {e}"),
+            Repr::SandboxUnsupported => f.write_str(
+                "a sandbox was asked for, but this kernel has no Landlock (Linux 5.13+, \
+                 with landlock among the enabled LSMs); choose Sandbox::best_effort(true) \
+                 to run commands unrestricted instead",
+            ),
+            Repr::Sandbox(Some(p), e) => {
+                write!(f, "cannot set up the sandbox for {}: {e}", p.display())
+            }
+            Repr::Sandbox(None, e) => write!(f, "cannot set up the sandbox: {e}"),
             Repr::OutputDirectory(p, e) => {
                 write!(
                     f,
@@ -138,7 +174,10 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            Repr::CurrentDirectory(e) | Repr::OutputDirectory(_, e) | Repr::Thread(_, e) => Some(e),
+            Repr::CurrentDirectory(e)
+            | Repr::OutputDirectory(_, e)
+            | Repr::Thread(_, e)
+            | Repr::Sandbox(_, e) => Some(e),
             _ => None,
         }
     }

@@ -99,6 +99,35 @@ pub(crate) fn not_a_directory(path: &Path) -> String {
     format!("Working directory is not a directory: {}", path.display())
 }
 
+/// Ours: a working directory outside the sandbox's writable directories.
+pub(crate) fn outside_sandbox(path: &Path) -> String {
+    format!(
+        "Working directory is outside the sandbox: {} (commands run only in the \
+         directories they may write: the working directory, $TMPDIR and the sandbox's \
+         allowed directories)",
+        path.display()
+    )
+}
+
+/// Ours: what the `bash` description says of the sandbox (§3 `sandbox`):
+/// where commands write, the network, signals, and how a refusal looks.
+pub(crate) fn sandbox_note(allowed_dirs: &[std::path::PathBuf], network: bool) -> String {
+    let dirs: String = allowed_dirs
+        .iter()
+        .map(|d| format!(", {}", d.display()))
+        .collect();
+    format!(
+        " Commands run in a sandbox: they can read and run anything, but write only in the working directory, \
+         $TMPDIR{dirs} and devices such as /dev/null;{network} they cannot signal processes outside the sandbox. \
+         An operation the sandbox refuses fails with the system's own error (`Permission denied`).",
+        network = if network {
+            ""
+        } else {
+            " TCP connections (connect and bind) are refused;"
+        },
+    )
+}
+
 /// Ours: the command could not be started at all.
 pub(crate) fn spawn_failed(err: &str) -> String {
     format!("Failed to start the command: {err}")

@@ -6,8 +6,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{defaults, Config, MonitorOptions, Unattended, Validator};
+use crate::config::{
+    defaults, Config, MonitorOptions, Sandbox, SandboxPolicy, Unattended, Validator,
+};
 use crate::error::Error;
+use crate::os::outdir::OutputDir;
+use crate::os::sandbox::{self, SandboxStatus};
+use crate::os::spawner::Spawner;
 use crate::shells::process::RealProcess;
 use crate::tasks::Tasks;
 use crate::BashTools;
@@ -45,6 +50,7 @@ pub struct Builder {
     output_root: Option<PathBuf>,
     tasks: Option<Tasks>,
     monitor_options: MonitorOptions,
+    sandbox: Option<Sandbox>,
 }
 
 impl std::fmt::Debug for Builder {
@@ -73,6 +79,7 @@ impl std::fmt::Debug for Builder {
             .field("output_root", &self.output_root)
             .field("tasks", &self.tasks)
             .field("monitor_options", &self.monitor_options)
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -100,6 +107,7 @@ impl Default for Builder {
             output_root: None,
             tasks: None,
             monitor_options: MonitorOptions::default(),
+            sandbox: None,
         }
     }
 }
@@ -252,19 +260,52 @@ impl Builder {
         self
     }
 
+    /// Runs every command in a Landlock [`Sandbox`]: it writes only in the
+    /// working directory, the sandbox's directories and a private
+    /// `TMPDIR`, reaches no TCP port unless allowed, and signals no process
+    /// outside it. Default: none. What the kernel enforces is
+    /// [`BashTools::sandbox_status`].
+    ///
+    /// ```
+    /// use bashtools::{BashTools, Caller, Sandbox};
+    /// use serde_json::json;
+    /// let tools = BashTools::builder()
+    ///     .working_directory(std::env::temp_dir())
+    ///     .sandbox(Sandbox::new().best_effort(true))
+    ///     .build()?;
+    /// let r = tools.bash(&json!({"command": "touch \"$TMPDIR/scratch\" && echo ok"}),
+    ///                    &Caller::default());
+    /// assert_eq!(r.text, "ok");
+    /// # Ok::<(), bashtools::Error>(())
+    /// ```
+    pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
     /// Checks the options and builds the tools.
     ///
     /// # Errors
     /// A working directory that does not exist or is not a directory, an
-    /// output directory that cannot be made, and a thread the tools need
-    /// that cannot be started ([`ErrorKind`](crate::ErrorKind)).
+    /// output directory that cannot be made, a thread the tools need
+    /// that cannot be started, and a sandbox that cannot be set up or, not
+    /// best effort, enforced ([`ErrorKind`](crate::ErrorKind)).
     pub fn build(self) -> Result<BashTools, Error> {
         crate::timer::start().map_err(|e| Error::thread("timer thread", e))?;
-        let (config, tasks) = self.settle()?;
+        let (config, tasks, tmp) = self.settle()?;
+        let outdir = OutputDir::create(&config.output_root)
+            .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
         let config = Arc::new(config);
-        BashTools::from_parts(config.clone(), tasks, |outdir| {
-            Arc::new(RealProcess::new(config, outdir))
-        })
+        let (spawner, status) = match &config.sandbox {
+            Some(policy) => {
+                let (spawner, status) = start_sandbox(policy, &outdir)?;
+                (spawner, Some(status))
+            }
+            None => (None, None),
+        };
+        let process = Arc::new(RealProcess::new(config.clone(), outdir.path(), spawner));
+        let sandbox = tmp.zip(status);
+        BashTools::from_parts(config, tasks, outdir, process, sandbox)
     }
 
     /// Builds tools whose commands are `process`'s (a fake, in tests).
@@ -273,18 +314,32 @@ impl Builder {
         self,
         process: Arc<dyn crate::shells::process::Process>,
     ) -> Result<BashTools, Error> {
-        let (config, tasks) = self.settle()?;
-        BashTools::from_parts(Arc::new(config), tasks, |_| process)
+        let (config, tasks, _) = self.settle()?;
+        let outdir = OutputDir::create(&config.output_root)
+            .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
+        BashTools::from_parts(Arc::new(config), tasks, outdir, process, None)
     }
 
-    /// The settled configuration, and the registry.
-    fn settle(self) -> Result<(Config, Option<Tasks>), Error> {
+    /// The settled configuration, the registry, and the sandbox's private
+    /// temporary directory.
+    fn settle(mut self) -> Result<(Config, Option<Tasks>, Option<OutputDir>), Error> {
         let working_directory = match self.working_directory {
             Some(dir) => {
                 check_directory(&dir)?;
                 dir
             }
             None => std::env::current_dir().map_err(Error::current_directory)?,
+        };
+        let output_root = self.output_root.unwrap_or_else(std::env::temp_dir);
+        let (sandbox, tmp) = match &self.sandbox {
+            Some(sandbox) => {
+                let (policy, tmp) = settle_sandbox(sandbox, &working_directory, &output_root)?;
+                // First, so an `env("TMPDIR", …)` of the caller's wins.
+                self.env
+                    .insert(0, ("TMPDIR".into(), policy.tmp.clone().into_os_string()));
+                (Some(policy), Some(tmp))
+            }
+            None => (None, None),
         };
         let config = Config {
             working_directory,
@@ -304,10 +359,74 @@ impl Builder {
             noninteractive_env: self.noninteractive_env,
             env: self.env,
             env_remove: self.env_remove,
-            output_root: self.output_root.unwrap_or_else(std::env::temp_dir),
+            output_root,
             monitor_options: self.monitor_options,
+            sandbox,
         };
-        Ok((config, self.tasks))
+        Ok((config, self.tasks, tmp))
+    }
+}
+
+/// The sandbox's directories, resolved, and its private temporary
+/// directory, made under `root` (mode 0700, removed with the tools).
+fn settle_sandbox(
+    sandbox: &Sandbox,
+    working_directory: &Path,
+    root: &Path,
+) -> Result<(SandboxPolicy, OutputDir), Error> {
+    let resolve = |dir: &Path| {
+        dir.canonicalize()
+            .map_err(|e| Error::sandbox(Some(dir.to_path_buf()), e))
+    };
+    let allow_write = sandbox
+        .get_allow_write()
+        .iter()
+        .map(|dir| resolve(dir))
+        .collect::<Result<_, _>>()?;
+    let tmp = OutputDir::create(root).map_err(|e| Error::sandbox(Some(root.to_path_buf()), e))?;
+    let policy = SandboxPolicy {
+        working_directory: resolve(working_directory)?,
+        allow_write,
+        tmp: resolve(tmp.path())?,
+        network: sandbox.is_network_allowed(),
+        best_effort: sandbox.is_best_effort(),
+    };
+    Ok((policy, tmp))
+}
+
+/// Starts the thread that starts the commands, restricted to `policy`
+/// (the output directory's files writable, for `/dev/stdout`). `None`
+/// when the kernel enforces nothing, which is an error unless best effort.
+fn start_sandbox(
+    policy: &SandboxPolicy,
+    outdir: &OutputDir,
+) -> Result<(Option<Spawner>, SandboxStatus), Error> {
+    // The reaper's thread is started first: started from the restricted
+    // thread, it would inherit the restriction.
+    crate::os::reaper::init().map_err(|e| Error::thread("reaper", e))?;
+    let thread_policy = policy.clone();
+    let output = outdir.path().to_path_buf();
+    let (spawner, status) = Spawner::start("bashtools-sandbox", move || {
+        sandbox::restrict_current_thread(&thread_policy, &[&output])
+    })
+    .map_err(|e| Error::thread("sandbox's spawner thread", e))?
+    .map_err(|e| Error::sandbox(e.path, e.error))?;
+    Ok((
+        enforced(status, policy.best_effort)?.then_some(spawner),
+        status,
+    ))
+}
+
+/// Whether commands go through the restricted thread: when the kernel
+/// enforces something. Enforcing nothing is an error unless best effort
+/// (the commands then start from the calling thread, unrestricted).
+fn enforced(status: SandboxStatus, best_effort: bool) -> Result<bool, Error> {
+    if status.filesystem() {
+        Ok(true)
+    } else if best_effort {
+        Ok(false)
+    } else {
+        Err(Error::sandbox_unsupported())
     }
 }
 
@@ -316,5 +435,20 @@ fn check_directory(dir: &Path) -> Result<(), Error> {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => Err(Error::working_directory_not_a_directory(dir.to_path_buf())),
         Err(_) => Err(Error::working_directory_missing(dir.to_path_buf())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[test]
+    fn a_kernel_without_landlock_fails_the_build_unless_best_effort() {
+        let none = SandboxStatus::not_enforced();
+        let err = enforced(none, false).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::SandboxUnsupported);
+        assert!(err.to_string().contains("no Landlock"), "{err}");
+        assert!(!enforced(none, true).unwrap());
     }
 }

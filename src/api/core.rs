@@ -134,6 +134,7 @@ impl Core {
 
     /// The directory a command runs in: the call's, else the caller's, else
     /// the configured one; relative paths are taken from the configured one.
+    /// With a sandbox it must lie inside one of its write roots.
     pub(crate) fn resolve_cwd(
         &self,
         arg: Option<&Path>,
@@ -146,10 +147,20 @@ impl Core {
             (None, None) => base.clone(),
         };
         match std::fs::metadata(&dir) {
-            Ok(m) if m.is_dir() => Ok(dir),
-            Ok(_) => Err(CallError::NotADirectory(dir)),
-            Err(_) => Err(CallError::NoSuchDirectory(dir)),
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(CallError::NotADirectory(dir)),
+            Err(_) => return Err(CallError::NoSuchDirectory(dir)),
         }
+        if let Some(sandbox) = &self.config.sandbox {
+            // Resolved as the kernel will: a symlink out of a root is out.
+            let inside = dir
+                .canonicalize()
+                .is_ok_and(|real| sandbox.allows_cwd(&real));
+            if !inside {
+                return Err(CallError::OutsideSandbox(dir));
+            }
+        }
+        Ok(dir)
     }
 
     /// The gates: `allowed_commands`, then the validator.

@@ -22,6 +22,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::os::contain::Containment;
 use crate::os::outdir::OutputDir;
+use crate::os::sandbox::SandboxStatus;
 use crate::pending::{Completer, Pending};
 use crate::shells::process::Process;
 use crate::shells::ExitWaiter;
@@ -57,12 +58,18 @@ pub struct BashTools {
 /// The one owner of the shared state: its drop ends the tools.
 struct Owner {
     core: Arc<Core>,
+    /// What the sandbox enforces, and its private temporary directory
+    /// (removed after the shells are stopped), when there is one.
+    sandbox: Option<(OutputDir, SandboxStatus)>,
 }
 
 impl Drop for Owner {
     fn drop(&mut self) {
         self.core.close();
         self.core.shells.remove_output_directory();
+        if let Some((tmp, _)) = &self.sandbox {
+            tmp.remove();
+        }
     }
 }
 
@@ -72,6 +79,7 @@ impl std::fmt::Debug for BashTools {
             .field("working_directory", &self.core().config.working_directory)
             .field("output_directory", &self.output_directory())
             .field("tasks", &self.core().tasks.is_some())
+            .field("sandbox", &self.sandbox_status())
             .finish_non_exhaustive()
     }
 }
@@ -85,15 +93,26 @@ impl BashTools {
     pub(crate) fn from_parts(
         config: Arc<Config>,
         tasks: Option<Tasks>,
-        process: impl FnOnce(&Path) -> Arc<dyn Process>,
+        outdir: OutputDir,
+        process: Arc<dyn Process>,
+        sandbox: Option<(OutputDir, SandboxStatus)>,
     ) -> Result<BashTools, Error> {
-        let outdir = OutputDir::create(&config.output_root)
-            .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
-        let process = process(outdir.path());
         let core = Core::new(config, tasks, outdir, process);
         Ok(BashTools {
-            owner: Arc::new(Owner { core }),
+            owner: Arc::new(Owner { core, sandbox }),
         })
+    }
+
+    /// What the [`Sandbox`](crate::Sandbox) enforces on this kernel; `None`
+    /// without one. Asked of the kernel once, when the tools were built.
+    ///
+    /// ```
+    /// let tools = bashtools::BashTools::builder().build()?;
+    /// assert_eq!(tools.sandbox_status(), None);
+    /// # Ok::<(), bashtools::Error>(())
+    /// ```
+    pub fn sandbox_status(&self) -> Option<SandboxStatus> {
+        self.owner.sandbox.as_ref().map(|&(_, status)| status)
     }
 
     pub(crate) fn core(&self) -> &Arc<Core> {
@@ -108,7 +127,8 @@ impl BashTools {
     ///
     /// # Errors
     /// A blank command or one with a NUL byte, a working directory that is
-    /// missing, a spawn that failed, or tools that have ended.
+    /// missing or outside the sandbox, a spawn that failed, or tools that
+    /// have ended.
     pub fn run(&self, cmd: &Command, caller: &Caller) -> Result<Outcome, CallError> {
         self.core().run(cmd, caller)
     }

@@ -321,6 +321,9 @@ pub enum CallError {
     NoSuchDirectory(PathBuf),
     /// The working directory is not a directory.
     NotADirectory(PathBuf),
+    /// The working directory lies outside every directory the
+    /// [`Sandbox`](crate::Sandbox) lets commands write in.
+    OutsideSandbox(PathBuf),
     /// The command could not be started (the OS's error).
     SpawnFailed(String),
     /// The output file could not be read (the OS's error).

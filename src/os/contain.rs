@@ -93,8 +93,10 @@ impl Contain {
     /// [`MODE_VAR`] does not say `session`), else sessions; and a keeper
     /// that stops what is left, with `grace` between TERM and KILL, and
     /// removes `outdir` if the owner dies.
-    pub(crate) fn new(outdir: &Path, grace: Duration) -> Contain {
-        let wanted = std::env::var_os(MODE_VAR).map_or(true, |v| v != "session");
+    /// Cgroups only if `cgroups` too (a sandboxed owner's commands cannot
+    /// join a cgroup yet).
+    pub(crate) fn new_with(outdir: &Path, grace: Duration, cgroups: bool) -> Contain {
+        let wanted = cgroups && std::env::var_os(MODE_VAR).map_or(true, |v| v != "session");
         let jail = wanted.then(|| Jail::create().ok()).flatten();
         let keeper = Keeper::start(jail.as_ref().map(|j| j.dir()), outdir, grace).ok();
         Contain {

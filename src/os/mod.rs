@@ -1,5 +1,6 @@
 //! The layer that talks to the kernel: starting commands, reaping them,
-//! process groups, the output cap and the private output directory.
+//! process groups, the output cap, the private output directory, and the
+//! sandbox of commands.
 //!
 //! Nothing here knows about tools, texts or shells: it imports only the
 //! leaf modules and reports events up through callbacks it is given.
@@ -11,4 +12,6 @@ pub(crate) mod group;
 pub(crate) mod keeper;
 pub(crate) mod outdir;
 pub(crate) mod reaper;
+pub(crate) mod sandbox;
 pub(crate) mod spawn;
+pub(crate) mod spawner;

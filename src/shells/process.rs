@@ -21,6 +21,7 @@ use super::shell::Key;
 use crate::config::Config;
 use crate::os::contain::{Contain, Containment, OnGone};
 use crate::os::reaper::{self, ExitHook};
+use crate::os::spawner::Spawner;
 use crate::os::{group, spawn};
 
 /// Starts commands and reaches what they started. A command is named by
@@ -64,9 +65,55 @@ pub(crate) trait Process: Send + Sync + 'static {
 /// command (a cgroup of its own, or its session).
 pub(crate) struct RealProcess {
     config: Arc<Config>,
+    /// The sandbox's restricted thread, which starts every command when
+    /// there is a sandbox.
+    spawner: Option<Spawner>,
     contain: Arc<Contain>,
     /// The leader's pid of every running command.
     running: Arc<Mutex<HashMap<Key, u32>>>,
+}
+
+/// What starting a command needs, owned, for the spawner thread.
+struct Shared {
+    config: Arc<Config>,
+    contain: Arc<Contain>,
+    running: Arc<Mutex<HashMap<Key, u32>>>,
+}
+
+/// Starts one command on the calling thread.
+fn start(
+    shared: &Shared,
+    key: Key,
+    spec: spawn::SpawnSpec<'_>,
+    want_pidfd: bool,
+    on_exit: ExitHook,
+    on_gone: OnGone,
+) -> io::Result<(u32, Option<OwnedFd>)> {
+    let launch = spawn::prepare(spec, &shared.config)?;
+    let mut pidfd = None;
+    let (contain, running) = (&shared.contain, &shared.running);
+    let (on_exit_contain, on_exit_running) = (shared.contain.clone(), shared.running.clone());
+    // Inside the reaper's lock: the pid cannot be reaped before its pidfd
+    // is open, nor before its containment knows it.
+    let pid = reaper::init()?.spawn(
+        || {
+            let pid = launch.spawn()?;
+            if want_pidfd {
+                pidfd = group::pidfd_open(pid);
+            }
+            running.lock().insert(key, pid);
+            contain.spawned(key, pid);
+            Ok(pid)
+        },
+        Box::new(move |exit| {
+            on_exit_running.lock().remove(&key);
+            // An empty cell is removed now; `on_gone` (the output cap's
+            // end) waits while a lingering tree can write.
+            on_exit_contain.leader_exited(key, on_gone);
+            on_exit(exit)
+        }),
+    )?;
+    Ok((pid, pidfd))
 }
 
 /// Where the commands of some keys are, for signalling and waiting.
@@ -85,13 +132,28 @@ struct Targets {
 
 impl RealProcess {
     /// Containment for the commands whose output goes to `outdir` (the
-    /// keeper removes it if the host dies), stopping with `config`'s grace.
-    pub(crate) fn new(config: Arc<Config>, outdir: &Path) -> RealProcess {
-        let contain = Arc::new(Contain::new(outdir, config.kill_grace));
+    /// keeper removes it if the host dies), stopping with `config`'s grace;
+    /// commands started from the calling thread, or from `spawner`'s.
+    ///
+    /// With a sandbox the commands are held by their sessions, not cgroups:
+    /// joining a cgroup means writing `cgroup.procs` from inside the
+    /// sandbox, which its rules do not allow yet.
+    pub(crate) fn new(config: Arc<Config>, outdir: &Path, spawner: Option<Spawner>) -> RealProcess {
+        let cgroups = spawner.is_none();
+        let contain = Arc::new(Contain::new_with(outdir, config.kill_grace, cgroups));
         RealProcess {
             config,
+            spawner,
             contain,
             running: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    fn shared(&self) -> Shared {
+        Shared {
+            config: self.config.clone(),
+            contain: self.contain.clone(),
+            running: self.running.clone(),
         }
     }
 
@@ -139,38 +201,40 @@ impl Process for RealProcess {
     ) -> io::Result<(u32, Option<OwnedFd>)> {
         // A cgroup for the command, joined before any of its code runs.
         let entering = self.contain.enter(key);
-        let startup = entering.startup;
-        let spec = spawn::SpawnSpec {
-            extra_env: entering.env,
-            startup: startup.as_deref(),
-            ..spec
+        let started = match &self.spawner {
+            None => {
+                let spec = spawn::SpawnSpec {
+                    extra_env: entering.env,
+                    startup: entering.startup.as_deref(),
+                    ..spec
+                };
+                start(&self.shared(), key, spec, want_pidfd, on_exit, on_gone)
+            }
+            Some(spawner) => {
+                // The sandbox's thread starts it, so it inherits the
+                // thread's restriction. What the spec borrows goes there
+                // owned (the output file as a duplicate descriptor).
+                let shared = self.shared();
+                let command = spec.command.to_string();
+                let cwd = spec.cwd.to_path_buf();
+                let output = spec.output.try_clone()?;
+                let stdout = spec.stdout;
+                let (env, startup) = (entering.env, entering.startup);
+                spawner
+                    .run(move || {
+                        let spec = spawn::SpawnSpec {
+                            command: &command,
+                            cwd: &cwd,
+                            output: &output,
+                            stdout,
+                            extra_env: env,
+                            startup: startup.as_deref(),
+                        };
+                        start(&shared, key, spec, want_pidfd, on_exit, on_gone)
+                    })
+                    .and_then(|r| r)
+            }
         };
-        let started = spawn::prepare(spec, &self.config).and_then(|launch| {
-            let mut pidfd = None;
-            let (contain, running) = (&self.contain, &self.running);
-            let (on_exit_contain, on_exit_running) = (self.contain.clone(), self.running.clone());
-            // Inside the reaper's lock: the pid cannot be reaped before its
-            // pidfd is open, nor before its containment knows it.
-            let pid = reaper::init()?.spawn(
-                || {
-                    let pid = launch.spawn()?;
-                    if want_pidfd {
-                        pidfd = group::pidfd_open(pid);
-                    }
-                    running.lock().insert(key, pid);
-                    contain.spawned(key, pid);
-                    Ok(pid)
-                },
-                Box::new(move |exit| {
-                    on_exit_running.lock().remove(&key);
-                    // An empty cell is removed now; `on_gone` (the output
-                    // cap's end) waits while a lingering tree can write.
-                    on_exit_contain.leader_exited(key, on_gone);
-                    on_exit(exit)
-                }),
-            )?;
-            Ok((pid, pidfd))
-        });
         if started.is_err() {
             self.contain.forget(key);
         }

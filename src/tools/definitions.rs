@@ -32,7 +32,7 @@ pub(crate) fn bash(c: &Config, tasks: bool) -> ToolDefinition {
              starts with `Exit code N`. Standard input is /dev/null, and pagers and editors are disabled. `timeout` is \
              in seconds (default {default}, at most {max}); a command still running at its timeout is NOT killed: it \
              moves to the background and the result gives its ID (bash_N) for bash_output and kill_shell. With \
-             `run_in_background: true` it starts there at once.{notified}",
+             `run_in_background: true` it starts there at once.{notified}{sandbox}",
             limit = c.output_limit,
             default = seconds(c.default_timeout),
             max = seconds(c.max_timeout),
@@ -41,6 +41,9 @@ pub(crate) fn bash(c: &Config, tasks: bool) -> ToolDefinition {
             } else {
                 ""
             },
+            sandbox = c.sandbox.as_ref().map_or(String::new(), |s| {
+                crate::texts::sandbox_note(&s.allow_write, s.network)
+            }),
         ),
         input_schema: json!({
             "type": "object",

@@ -16,6 +16,7 @@ impl fmt::Display for CallError {
             CallError::NulInCommand => texts::NUL_IN_COMMAND.to_string(),
             CallError::NoSuchDirectory(p) => texts::no_such_directory(p),
             CallError::NotADirectory(p) => texts::not_a_directory(p),
+            CallError::OutsideSandbox(p) => texts::outside_sandbox(p),
             CallError::SpawnFailed(e) => texts::spawn_failed(e),
             CallError::ReadFailed(e) => texts::read_failed(e),
             CallError::UnknownId(id) => texts::no_task(id),
