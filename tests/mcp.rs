@@ -787,3 +787,45 @@ fn the_schema_check_refuses_what_the_official_types_refuse() {
     let good = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}], "isError": false}});
     assert_eq!(client::schema_check(&good), Ok(()));
 }
+
+/// `--sandbox` over MCP: a write outside the working directory fails with
+/// the OS's own error, and the server says on stderr what is enforced, and
+/// in every case what holds the commands.
+#[test]
+fn the_sandbox_flags_restrict_commands_and_the_start_says_what_holds_them() {
+    let dir = tempdir("sandbox");
+    let outside = tempdir("outside");
+    let dir_s = dir.display().to_string();
+    let landlock = bashtools::BashTools::builder()
+        .sandbox(bashtools::Sandbox::new())
+        .build()
+        .is_ok();
+    if !landlock {
+        eprintln!("no Landlock on this kernel: checking that --sandbox is refused instead");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_bashtools-mcp"))
+            .args(["--sandbox", "--working-directory", &dir_s])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("Landlock"));
+        return;
+    }
+    let mut s = Server::initialized(&["--sandbox", "--working-directory", &dir_s]);
+    let probe = outside.join("probe");
+    let (text, err) = s.tool(
+        "bash",
+        json!({"command": format!("touch '{}'", probe.display())}),
+    );
+    assert!(err && text.contains("Permission denied"), "{text}");
+    assert!(!probe.exists(), "the sandbox let a write outside through");
+    let (text, err) = s.tool("bash", json!({"command": "touch inside && echo ok"}));
+    assert_eq!((text.as_str(), err), ("ok", false));
+    common::wait_until("the start-up lines are on stderr", || {
+        let e = s.stderr();
+        e.contains("bashtools-mcp: sandbox: Landlock ABI")
+            && e.contains("bashtools-mcp: containment: ")
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&outside);
+}

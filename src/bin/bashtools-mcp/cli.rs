@@ -1,11 +1,11 @@
-//! The flags of `bashtools-mcp`: one per option of SPEC section 3, parsed
+//! The flags of `bashtools-mcp`: one per option of the builder (contract §3), parsed
 //! by hand (no dependency for a flat list of flags).
 
 use std::ffi::OsString;
 use std::time::Duration;
 
 use bashtools::mcp::{Defaults, Deliver, Options};
-use bashtools::{BashTools, Builder, MonitorOptions, Tasks};
+use bashtools::{BashTools, Builder, MonitorOptions, Sandbox, Tasks};
 
 /// What the command line asks for.
 pub enum Action {
@@ -46,6 +46,10 @@ const FLAGS: &[(&str, &str, &str)] = &[
     ("--deliver", "WHERE", "where task notifications go: result (in the next tool result), log (notifications/message) or both"),
     ("--progress-interval-ms", "MS", "how often a call with a progressToken gets notifications/progress"),
     ("--max-line-bytes", "BYTES", "the longest message line read; longer ones are answered with an error"),
+    ("--sandbox", "", "run commands in a Landlock sandbox: writable only the working directory, a private TMPDIR and the --sandbox-allow-write directories; no TCP; no signals to outside processes (default: no sandbox)"),
+    ("--sandbox-allow-write", "DIR", "with the sandbox, also writable; repeatable (implies --sandbox)"),
+    ("--sandbox-allow-network", "", "with the sandbox, allow TCP connect and bind (implies --sandbox)"),
+    ("--sandbox-best-effort", "", "with the sandbox, run even where the kernel has no Landlock (implies --sandbox)"),
     ("--help", "", "print this help"),
     ("--version", "", "print the version"),
 ];
@@ -135,6 +139,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> 
     let mut monitor = MonitorOptions::default();
     let mut options = Options::default();
     let mut allowed: Option<Vec<String>> = None;
+    let mut sandbox: Option<Sandbox> = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let arg = arg
@@ -227,11 +232,33 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> 
                 options = options.max_line_bytes(number(&name, v, "a number of bytes")?);
                 b
             }
+            "--sandbox" => {
+                sandbox.get_or_insert_with(Sandbox::new);
+                b
+            }
+            "--sandbox-allow-write" if !v.is_empty() => {
+                sandbox = Some(sandbox.unwrap_or_default().allow_write(v));
+                b
+            }
+            "--sandbox-allow-write" => {
+                return Err(Usage("--sandbox-allow-write wants a directory".into()))
+            }
+            "--sandbox-allow-network" => {
+                sandbox = Some(sandbox.unwrap_or_default().allow_network(true));
+                b
+            }
+            "--sandbox-best-effort" => {
+                sandbox = Some(sandbox.unwrap_or_default().best_effort(true));
+                b
+            }
             _ => unreachable!("every flag of FLAGS is handled"),
         };
     }
     if let Some(words) = allowed {
         b = b.allowed_commands(words);
+    }
+    if let Some(sandbox) = sandbox {
+        b = b.sandbox(sandbox);
     }
     Ok(Action::Serve(Box::new(b.monitor_options(monitor)), options))
 }

@@ -1,4 +1,4 @@
-//! `bashtools-mcp`: the MCP server of bashtools on stdio (SPEC section 9).
+//! `bashtools-mcp`: the MCP server of bashtools on stdio (contract §9).
 //!
 //! Stdout carries MCP messages only; everything else goes to stderr. The
 //! server ends at the end of stdin, or at SIGTERM, SIGINT or SIGHUP; either
@@ -31,6 +31,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // What holds the commands, and what the sandbox enforces: one line each.
+    eprintln!("bashtools-mcp: containment: {}", containment(&tools));
+    if let Some(status) = tools.sandbox_status() {
+        eprintln!("bashtools-mcp: sandbox: {status}");
+    }
     if let Err(e) = stop_on_signals(tools.clone()) {
         eprintln!("bashtools-mcp: cannot watch for signals: {e}");
         return ExitCode::FAILURE;
@@ -46,6 +51,17 @@ fn main() -> ExitCode {
             eprintln!("bashtools-mcp: reading stdin failed: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The containment mode, in words.
+fn containment(tools: &bashtools::BashTools) -> String {
+    match (tools.containment(), tools.cgroup()) {
+        (bashtools::Containment::Cgroup, Some(dir)) => {
+            format!("a cgroup per command, under {}", dir.display())
+        }
+        (bashtools::Containment::Cgroup, None) => "a cgroup per command".to_string(),
+        _ => "a session per command (no cgroup could be made)".to_string(),
     }
 }
 
