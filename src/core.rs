@@ -224,8 +224,11 @@ impl Core {
                 cwd: spec.cwd,
                 output: &file,
                 stdout: spec.stdout,
-                extra_env: entering.env,
-                startup: entering.startup.as_deref(),
+                join: entering.cell.as_ref().map(|cell| spawn::Join {
+                    cgroup: &cell.dir,
+                    startup: &cell.startup,
+                    env: cell.env.clone(),
+                }),
             },
             &self.config,
         )

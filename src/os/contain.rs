@@ -12,6 +12,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -66,10 +67,18 @@ enum Hold {
     Session { sid: u32, exited: bool },
 }
 
-/// What a spawn needs to put the command where it is held.
+/// What a spawn needs to put the command where it is held: its cell,
+/// open, and how bash joins it where the kernel cannot create it there.
 pub(crate) struct Entering {
+    pub cell: Option<CellEntry>,
+}
+
+/// A command's cell: open, the startup file's path, and the variables that
+/// tell the startup file where to go.
+pub(crate) struct CellEntry {
+    pub dir: File,
+    pub startup: PathBuf,
     pub env: Vec<(OsString, OsString)>,
-    pub startup: Option<PathBuf>,
 }
 
 /// One owner's containment.
@@ -135,13 +144,25 @@ impl Contain {
     /// command to its session.
     pub(crate) fn enter(&self, key: u64) -> Entering {
         self.prune_cells();
-        let cell = self.jail.as_ref().and_then(|j| Some((j.cell().ok()?, j)));
+        let cell = self.jail.as_ref().and_then(|j| {
+            let cell = j.cell().ok()?;
+            match cell.open() {
+                Ok(file) => Some((cell, file, j)),
+                Err(_) => {
+                    let _ = cell.remove();
+                    None
+                }
+            }
+        });
         let mut holds = self.holds.lock();
         match cell {
-            Some((cell, jail)) => {
+            Some((cell, file, jail)) => {
                 let entering = Entering {
-                    env: vec![cell.env()],
-                    startup: Some(jail.startup().to_path_buf()),
+                    cell: Some(CellEntry {
+                        dir: file,
+                        startup: jail.startup().to_path_buf(),
+                        env: vec![cell.env()],
+                    }),
                 };
                 holds.by_key.insert(
                     key,
@@ -166,10 +187,7 @@ impl Contain {
                         on_gone: None,
                     },
                 );
-                Entering {
-                    env: Vec::new(),
-                    startup: None,
-                }
+                Entering { cell: None }
             }
         }
     }
