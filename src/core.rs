@@ -224,6 +224,7 @@ impl Core {
                 cwd: spec.cwd,
                 output: &file,
                 stdout: spec.stdout,
+                mark: self.contain.mark(),
                 join: entering.cell.as_ref().map(|cell| spawn::Join {
                     cgroup: &cell.dir,
                     startup: &cell.startup,

@@ -86,8 +86,14 @@ pub(crate) struct Contain {
     jail: Option<Jail>,
     holds: Mutex<Holds>,
     /// Stops what is left if the owner dies (`None` if it could not start).
-    keeper: Option<Keeper>,
+    /// Held only for its socket: dropped last, after the jail is gone.
+    _keeper: Option<Keeper>,
+    /// The value of [`MARK_VAR`]: the output directory's name.
+    mark: OsString,
 }
+
+/// The variable that marks the processes of one owner's commands.
+const MARK_VAR: &str = "BASHTOOLS_OWNER";
 
 #[derive(Default)]
 struct Holds {
@@ -105,25 +111,27 @@ impl Contain {
     pub(crate) fn new(outdir: &Path, grace: Duration) -> Contain {
         let wanted = std::env::var_os(MODE_VAR).map_or(true, |v| v != "session");
         let jail = wanted.then(|| Jail::create().ok()).flatten();
-        let keeper = Keeper::start(jail.as_ref().map(|j| j.dir()), outdir, grace).ok();
+        let mark = outdir.file_name().unwrap_or_default().to_os_string();
+        let mut marker = OsString::new();
+        if jail.is_none() {
+            marker.push(format!("{MARK_VAR}="));
+            marker.push(&mark);
+        }
+        let keeper = Keeper::start(jail.as_ref().map(|j| j.dir()), outdir, &marker, grace).ok();
         Contain {
             jail,
             holds: Mutex::new(Holds::default()),
-            keeper,
+            _keeper: keeper,
+            mark,
         }
     }
 
-    /// Tells the keeper a session is no longer ours to stop.
-    fn unwatch(&self, entries: &[Entry]) {
-        if let Some(keeper) = &self.keeper {
-            for e in entries {
-                if let Hold::Session { sid, .. } = e.hold {
-                    if sid != 0 {
-                        keeper.unwatch(sid);
-                    }
-                }
-            }
-        }
+    /// The variable that marks every process of this owner's commands in
+    /// session mode (the keeper finds them by it); `None` in cgroup mode.
+    pub(crate) fn mark(&self) -> Option<(OsString, OsString)> {
+        self.jail
+            .is_none()
+            .then(|| (OsString::from(MARK_VAR), self.mark.clone()))
     }
 
     pub(crate) fn mode(&self) -> Containment {
@@ -198,9 +206,6 @@ impl Contain {
             self.holds.lock().by_key.get_mut(&key).map(|e| &mut e.hold)
         {
             *sid = pid;
-            if let Some(keeper) = &self.keeper {
-                keeper.watch(pid);
-            }
         }
     }
 
@@ -374,7 +379,6 @@ impl Contain {
             }
         }
         drop(holds);
-        self.unwatch(&gone);
         drop(gone);
     }
 
@@ -414,7 +418,6 @@ impl Contain {
         holds.ended_sessions = left;
         holds.after_prune = left;
         drop(holds);
-        self.unwatch(&gone);
         drop(gone);
     }
 

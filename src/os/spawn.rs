@@ -54,6 +54,9 @@ pub(crate) struct SpawnSpec<'a> {
     pub stdout: Option<OwnedFd>,
     /// The cgroup to start the command in, if any.
     pub join: Option<Join<'a>>,
+    /// A variable that marks the command and all it starts (containment's,
+    /// in session mode).
+    pub mark: Option<(OsString, OsString)>,
 }
 
 /// How a command gets into its cgroup: created inside it (`clone3.rs`),
@@ -87,7 +90,11 @@ const NONINTERACTIVE: [(&str, &str); 4] = [
 /// The environment of a command: the host's, then the non-interactive
 /// variables, then the configured ones, less the removed ones, then the
 /// containment's.
-fn environment(config: &Config, join: Option<&Join<'_>>) -> Vec<(OsString, OsString)> {
+fn environment(
+    config: &Config,
+    mark: Option<&(OsString, OsString)>,
+    join: Option<&Join<'_>>,
+) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let set = |env: &mut Vec<(OsString, OsString)>, k: &OsStr, v: &OsStr| {
         env.retain(|(key, _)| key != k);
@@ -102,6 +109,9 @@ fn environment(config: &Config, join: Option<&Join<'_>>) -> Vec<(OsString, OsStr
         set(&mut env, k, v);
     }
     env.retain(|(k, _)| !config.env_remove.contains(k));
+    if let Some((k, v)) = mark {
+        set(&mut env, k, v);
+    }
     if let Some(join) = join {
         let bash_env = OsStr::new("BASH_ENV");
         if let Some((_, user)) = env.iter().find(|(k, _)| k == bash_env).cloned() {
@@ -192,11 +202,13 @@ pub(crate) fn prepare<'a>(spec: SpawnSpec<'a>, config: &Config) -> io::Result<La
         (command, None)
     };
     let argv = vec![cstring(b"bash")?, cstring(b"-c")?, command];
-    let envp = env_strings(environment(config, None));
-    let cgroup = spec
-        .join
-        .as_ref()
-        .map(|j| (j.cgroup, env_strings(environment(config, Some(j)))));
+    let envp = env_strings(environment(config, spec.mark.as_ref(), None));
+    let cgroup = spec.join.as_ref().map(|j| {
+        (
+            j.cgroup,
+            env_strings(environment(config, spec.mark.as_ref(), Some(j))),
+        )
+    });
     Ok(Launch {
         program: bash_path().cloned().unwrap_or_else(|| argv[0].clone()),
         argv,

@@ -34,7 +34,7 @@ fn tty() {
 }
 
 /// Starts a background shell, a foreground `cmd &` that outlives its
-/// command, and a TERM-trapping shell that `kill_shell` is stopping (in
+/// command, a `setsid` escape, and a TERM-trapping shell that `kill_shell` is stopping (in
 /// its grace), prints `ready`, and waits to be SIGKILLed.
 fn die(m: &str) {
     let tools = BashTools::builder()
