@@ -92,12 +92,18 @@ pub(crate) struct Contain {
     mark: OsString,
 }
 
+/// How many empty cells are kept for reuse.
+const SPARE_CELLS: usize = 8;
+
 /// The variable that marks the processes of one owner's commands.
 const MARK_VAR: &str = "BASHTOOLS_OWNER";
 
 #[derive(Default)]
 struct Holds {
     by_key: HashMap<u64, Entry>,
+    /// Empty cells of ended commands, kept for the next ones: a cgroup's
+    /// `mkdir` and `rmdir` cost more than the rest of a short command.
+    spare: Vec<Cell>,
     /// Ended sessions, and how many were left after the last prune.
     ended_sessions: usize,
     after_prune: usize,
@@ -152,8 +158,12 @@ impl Contain {
     /// command to its session.
     pub(crate) fn enter(&self, key: u64) -> Entering {
         self.prune_cells();
+        let spare = self.holds.lock().spare.pop();
         let cell = self.jail.as_ref().and_then(|j| {
-            let cell = j.cell().ok()?;
+            let cell = match spare {
+                Some(cell) => cell,
+                None => j.cell().ok()?,
+            };
             match cell.open() {
                 Ok(file) => Some((cell, file, j)),
                 Err(_) => {
@@ -236,7 +246,7 @@ impl Contain {
         let (lingers, session) = match &mut entry.hold {
             Hold::Cell { cell, exited } => {
                 *exited = true;
-                (cell.populated() || cell.remove().is_err(), false)
+                (cell.populated(), false)
             }
             // Unknown without a scan: kept until the next prune.
             Hold::Session { exited, .. } => {
@@ -248,7 +258,20 @@ impl Contain {
             holds.ended_sessions += 1;
         }
         // Dropped outside the lock: its on_gone may take other locks.
-        let gone = (!lingers).then(|| holds.by_key.remove(&key)).flatten();
+        let mut gone = (!lingers).then(|| holds.by_key.remove(&key)).flatten();
+        let ended = Hold::Session {
+            sid: 0,
+            exited: true,
+        };
+        if let Some(Hold::Cell { cell, .. }) =
+            gone.as_mut().map(|e| std::mem::replace(&mut e.hold, ended))
+        {
+            if holds.spare.len() < SPARE_CELLS {
+                holds.spare.push(cell);
+            } else {
+                let _ = cell.remove();
+            }
+        }
         let prune = holds.ended_sessions > 2 * holds.after_prune + 64;
         drop(holds);
         drop(gone);
