@@ -43,6 +43,17 @@ struct CloneArgs {
     cgroup: u64,
 }
 
+/// The kernel's `struct sigaction` (not glibc's): SIG_DFL, no flags, an
+/// empty mask.
+#[repr(C)]
+#[derive(Default)]
+struct KernelSigaction {
+    handler: usize,
+    flags: u64,
+    restorer: usize,
+    mask: u64,
+}
+
 /// What the child does before exec, prepared by the parent.
 pub(crate) struct Child<'a> {
     pub program: &'a CStr,
@@ -147,9 +158,20 @@ fn exec_child(child: &Child<'_>, report: i32) -> ! {
     if unsafe { libc::chdir(child.cwd.as_ptr()) } < 0 {
         fail(report);
     }
-    for signo in 1..=64 {
-        if signo != libc::SIGKILL && signo != libc::SIGSTOP {
-            unsafe { libc::signal(signo, libc::SIG_DFL) };
+    // The raw call: glibc's signal() refuses its own signals (32 and 33),
+    // and an ignored one would stay ignored across exec.
+    let default = KernelSigaction::default();
+    for signo in 1..=64usize {
+        if signo != libc::SIGKILL as usize && signo != libc::SIGSTOP as usize {
+            unsafe {
+                libc::syscall(
+                    libc::SYS_rt_sigaction,
+                    signo,
+                    &default as *const KernelSigaction,
+                    std::ptr::null::<KernelSigaction>(),
+                    8usize,
+                )
+            };
         }
     }
     // The raw call: glibc's sigprocmask would keep its own signals blocked.
