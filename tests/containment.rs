@@ -401,3 +401,16 @@ fn output_directories_of_dead_owners_are_removed_when_tools_start_in_their_root(
     assert!(alive.exists() && other.exists());
     drop(tools);
 }
+
+// ---- the host's signal setup ---------------------------------------------
+
+#[test]
+fn a_host_that_blocks_sigchld_everywhere_gets_its_exit_codes() {
+    let out = Command::new(host())
+        .arg("sigchld-blocked")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("echo=hi\n"), "{text}");
+    assert!(text.contains("exit=Exit code 3"), "{text}");
+}

@@ -1,7 +1,9 @@
 //! The reaper: one thread per process that collects the exits of the
 //! process-group leaders we started (SPEC section 2).
 //!
-//! It waits for SIGCHLD through signal-hook's self-pipe, then calls
+//! It waits for SIGCHLD through signal-hook's self-pipe (unblocked on its
+//! own thread, so a host that blocks SIGCHLD everywhere still has its
+//! commands reaped), then calls
 //! `waitpid(2)` with `WNOHANG` for each pid it owns — never `waitpid(-1)`,
 //! because the host's other children are not ours to reap (a host that
 //! spawns a `std::process::Child` must still get its real exit status).
@@ -90,6 +92,12 @@ fn start() -> Result<Reaper, (io::ErrorKind, String)> {
 }
 
 fn reap_forever(mut signals: Signals) {
+    // A host that blocked SIGCHLD in every thread before first use made
+    // this thread with it blocked too: unblocked here, this thread is the
+    // one the kernel delivers it to, and no other thread's mask changes.
+    let mut chld = nix::sys::signal::SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    let _ = chld.thread_unblock();
     // `forever` yields after every SIGCHLD (several exits may share one
     // signal, so each wake-up sweeps every owned pid).
     for _ in signals.forever() {

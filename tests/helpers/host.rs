@@ -12,6 +12,7 @@ fn main() {
     let case = std::env::args().nth(1).unwrap_or_default();
     match case.as_str() {
         "tty" => tty(),
+        "sigchld-blocked" => sigchld_blocked(),
         "die" => die(&std::env::args().nth(2).expect("a marker")),
         other => {
             eprintln!("containment-host: unknown case {other:?}");
@@ -90,4 +91,18 @@ fn wait_for(file: &std::path::Path) {
     while !file.exists() {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
+}
+
+/// SIGCHLD blocked in every thread before the first use: exits are still
+/// collected, with their codes.
+fn sigchld_blocked() {
+    let mut chld = nix::sys::signal::SigSet::empty();
+    chld.add(nix::sys::signal::Signal::SIGCHLD);
+    chld.thread_block().expect("block SIGCHLD");
+    let tools = BashTools::builder().build().expect("tools");
+    let me = Caller::default();
+    let r = tools.bash(&json!({"command": "echo hi", "timeout": 20}), &me);
+    println!("echo={}", r.text);
+    let r = tools.bash(&json!({"command": "exit 3", "timeout": 20}), &me);
+    println!("exit={}", r.text);
 }
