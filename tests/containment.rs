@@ -414,3 +414,15 @@ fn a_host_that_blocks_sigchld_everywhere_gets_its_exit_codes() {
     assert!(text.contains("echo=hi\n"), "{text}");
     assert!(text.contains("exit=Exit code 3"), "{text}");
 }
+
+#[test]
+fn a_host_that_ignores_sigchld_keeps_its_auto_reaping_and_commands_complete() {
+    let out = Command::new(host())
+        .arg("sigchld-ignored")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The exit code is lost (the kernel discards it): reported as -1.
+    assert!(text.contains("echo=Exit code -1 | hi\n"), "{text}");
+    assert!(text.contains("own_child=reaped"), "{text}");
+}
