@@ -230,7 +230,10 @@ impl Launch<'_> {
             return self.spawn_with(&self.envp);
         };
         // bash not found up front: only the spawn's PATH search can say why.
-        if !self.program.as_bytes().starts_with(b"/") {
+        // `BASHTOOLS_CGROUP_JOIN=startup` asks for the startup file (what a
+        // kernel without clone3 gets), so that path can be tested here.
+        let startup_only = std::env::var_os(JOIN_VAR).is_some_and(|v| v == "startup");
+        if !self.program.as_bytes().starts_with(b"/") || startup_only {
             return self.spawn_with(joining_env);
         }
         match self.clone_into(cgroup) {
@@ -268,6 +271,9 @@ impl Launch<'_> {
         )
     }
 }
+
+/// The variable that turns `clone3` off (tests of the fallback).
+const JOIN_VAR: &str = "BASHTOOLS_CGROUP_JOIN";
 
 /// The errors of a kernel without `clone3` or `CLONE_INTO_CGROUP`.
 const CLONE3_MISSING: [i32; 4] = [
