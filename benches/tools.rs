@@ -39,9 +39,10 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     type Case = (&'static str, fn(&Mode));
-    let cases: [Case; 8] = [
+    let cases: [Case; 9] = [
         ("true", fg_true),
         ("sandbox", sandbox_true),
+        ("contain", containment_true),
         ("gib", one_gib),
         ("block", block_latency),
         ("notify", notify_latency),
@@ -243,6 +244,47 @@ fn sandbox_true(mode: &Mode) {
     ));
     versus("median", o.median, b.median, "<= 1.10x");
     versus("p99", o.p99, b.p99, "");
+}
+
+/// Foreground `true` with containment on (a cgroup per command) and off
+/// (sessions), interleaved with `bash -c true` through std: what a cgroup
+/// per command costs (mkdir, the startup file, removal).
+fn containment_true(mode: &Mode) {
+    let n = mode.n(1000, 150);
+    let on = tools();
+    std::env::set_var("BASHTOOLS_CONTAINMENT", "session");
+    let off = tools();
+    std::env::remove_var("BASHTOOLS_CONTAINMENT");
+    let input = json!({"command": "true"});
+    let raw = || {
+        Command::new("bash").args(["-c", "true"]).status().unwrap();
+    };
+    for _ in 0..n / 10 {
+        on.bash(&input, &me());
+        off.bash(&input, &me());
+        raw();
+    }
+    let (mut a, mut b, mut base) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..n {
+        let s = Instant::now();
+        assert!(!on.bash(&input, &me()).is_error);
+        a.push(s.elapsed());
+        let s = Instant::now();
+        assert!(!off.bash(&input, &me()).is_error);
+        b.push(s.elapsed());
+        let s = Instant::now();
+        raw();
+        base.push(s.elapsed());
+    }
+    let (a, b, base) = (stats(a), stats(b), stats(base));
+    header(&format!(
+        "foreground `true` by containment mode ({:?} and Session), {n} times",
+        on.containment()
+    ));
+    versus("median, containment on", a.median, base.median, "<= 1.15x");
+    versus("median, containment off", b.median, base.median, "<= 1.10x");
+    versus("p99, containment on", a.p99, base.p99, "");
+    versus("p99, containment off", b.p99, base.p99, "");
 }
 
 /// A command printing 1 GiB (a quarter in quick mode), beside `bash -c 'CMD > file'`.

@@ -115,6 +115,10 @@ use escapes::{left_after, marker, wait_started, Escape};
 fn cgroup_tools() -> Option<BashTools> {
     let tools = tools();
     if tools.containment() != Containment::Cgroup {
+        assert!(
+            std::env::var_os("BASHTOOLS_TEST_REQUIRE_CGROUP").is_none(),
+            "cgroup mode is required here (.ci/run) but no cgroup could be made"
+        );
         eprintln!("SKIP: no cgroup v2 can be made here: the session fallback is tested instead");
         assert_eq!(tools.containment(), Containment::Session);
         return None;
@@ -219,12 +223,17 @@ fn a_command_runs_in_a_cgroup_of_its_own_under_the_owners() {
         "BASH_ENV is the user's (none): {}",
         r.text
     );
-    // Once the command is gone, so is its cell.
-    wait_until("the command's cell is removed", || {
+    // Once the command is gone its cell is empty (kept for the next one).
+    wait_until("the command's cell is empty", || {
         std::fs::read_dir(&jail)
             .unwrap()
             .flatten()
-            .all(|e| !e.file_type().unwrap().is_dir())
+            .filter(|e| e.file_type().unwrap().is_dir())
+            .all(|e| {
+                std::fs::read_to_string(e.path().join("cgroup.events"))
+                    .unwrap()
+                    .contains("populated 0")
+            })
     });
     drop(tools);
     assert!(!jail.exists(), "the owner's cgroup is removed on drop");
@@ -291,8 +300,8 @@ impl Drop for Reaped {
     }
 }
 
-/// The host is SIGKILLed with a background shell, a foreground `cmd &` and
-/// a TERM-trapping shell mid-grace: within `kill_grace` (2 s) + 1 s nothing
+/// The host is SIGKILLed with a background shell, a foreground `cmd &`, a
+/// `setsid` escape and a TERM-trapping shell mid-grace: within `kill_grace` (2 s) + 1 s nothing
 /// of them is left; then the output directory and the cgroup go too.
 fn host_death_leaves_nothing(session_mode: bool) {
     use std::io::BufRead;
@@ -317,7 +326,7 @@ fn host_death_leaves_nothing(session_mode: bool) {
         }
     }
     eprintln!("host says {said:?}");
-    assert!(escapes::with_marker(&m).len() >= 3, "all three run");
+    wait_until("all four run", || escapes::with_marker(&m).len() >= 4);
     let outdir = PathBuf::from(&said["outdir"]);
     assert!(outdir.exists());
     let killed = Instant::now();
@@ -396,4 +405,29 @@ fn output_directories_of_dead_owners_are_removed_when_tools_start_in_their_root(
     assert!(!stale.exists(), "a dead owner's directory is removed");
     assert!(alive.exists() && other.exists());
     drop(tools);
+}
+
+// ---- the host's signal setup ---------------------------------------------
+
+#[test]
+fn a_host_that_blocks_sigchld_everywhere_gets_its_exit_codes() {
+    let out = Command::new(host())
+        .arg("sigchld-blocked")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("echo=hi\n"), "{text}");
+    assert!(text.contains("exit=Exit code 3"), "{text}");
+}
+
+#[test]
+fn a_host_that_ignores_sigchld_keeps_its_auto_reaping_and_commands_complete() {
+    let out = Command::new(host())
+        .arg("sigchld-ignored")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The exit code is lost (the kernel discards it): reported as -1.
+    assert!(text.contains("echo=Exit code -1 | hi\n"), "{text}");
+    assert!(text.contains("own_child=reaped"), "{text}");
 }

@@ -230,6 +230,15 @@ impl Cell {
         (OsString::from(CELL_VAR), self.dir.clone().into_os_string())
     }
 
+    /// The cell's directory, open, for `clone3(CLONE_INTO_CGROUP)`.
+    pub(crate) fn open(&self) -> io::Result<File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_DIRECTORY)
+            .open(&self.dir)
+    }
+
     /// Whether any process is in the cell (`cgroup.events`). A cell that
     /// cannot be read is taken as empty: it is gone.
     pub(crate) fn populated(&self) -> bool {

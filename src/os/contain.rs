@@ -12,6 +12,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -66,10 +67,18 @@ enum Hold {
     Session { sid: u32, exited: bool },
 }
 
-/// What a spawn needs to put the command where it is held.
+/// What a spawn needs to put the command where it is held: its cell,
+/// open, and how bash joins it where the kernel cannot create it there.
 pub(crate) struct Entering {
+    pub cell: Option<CellEntry>,
+}
+
+/// A command's cell: open, the startup file's path, and the variables that
+/// tell the startup file where to go.
+pub(crate) struct CellEntry {
+    pub dir: File,
+    pub startup: PathBuf,
     pub env: Vec<(OsString, OsString)>,
-    pub startup: Option<PathBuf>,
 }
 
 /// One owner's containment.
@@ -77,12 +86,24 @@ pub(crate) struct Contain {
     jail: Option<Jail>,
     holds: Mutex<Holds>,
     /// Stops what is left if the owner dies (`None` if it could not start).
-    keeper: Option<Keeper>,
+    /// Held only for its socket: dropped last, after the jail is gone.
+    _keeper: Option<Keeper>,
+    /// The value of [`MARK_VAR`]: the output directory's name.
+    mark: OsString,
 }
+
+/// How many empty cells are kept for reuse.
+const SPARE_CELLS: usize = 8;
+
+/// The variable that marks the processes of one owner's commands.
+const MARK_VAR: &str = "BASHTOOLS_OWNER";
 
 #[derive(Default)]
 struct Holds {
     by_key: HashMap<u64, Entry>,
+    /// Empty cells of ended commands, kept for the next ones: a cgroup's
+    /// `mkdir` and `rmdir` cost more than the rest of a short command.
+    spare: Vec<Cell>,
     /// Ended sessions, and how many were left after the last prune.
     ended_sessions: usize,
     after_prune: usize,
@@ -98,25 +119,27 @@ impl Contain {
     pub(crate) fn new_with(outdir: &Path, grace: Duration, cgroups: bool) -> Contain {
         let wanted = cgroups && std::env::var_os(MODE_VAR).map_or(true, |v| v != "session");
         let jail = wanted.then(|| Jail::create().ok()).flatten();
-        let keeper = Keeper::start(jail.as_ref().map(|j| j.dir()), outdir, grace).ok();
+        let mark = outdir.file_name().unwrap_or_default().to_os_string();
+        let mut marker = OsString::new();
+        if jail.is_none() {
+            marker.push(format!("{MARK_VAR}="));
+            marker.push(&mark);
+        }
+        let keeper = Keeper::start(jail.as_ref().map(|j| j.dir()), outdir, &marker, grace).ok();
         Contain {
             jail,
             holds: Mutex::new(Holds::default()),
-            keeper,
+            _keeper: keeper,
+            mark,
         }
     }
 
-    /// Tells the keeper a session is no longer ours to stop.
-    fn unwatch(&self, entries: &[Entry]) {
-        if let Some(keeper) = &self.keeper {
-            for e in entries {
-                if let Hold::Session { sid, .. } = e.hold {
-                    if sid != 0 {
-                        keeper.unwatch(sid);
-                    }
-                }
-            }
-        }
+    /// The variable that marks every process of this owner's commands in
+    /// session mode (the keeper finds them by it); `None` in cgroup mode.
+    pub(crate) fn mark(&self) -> Option<(OsString, OsString)> {
+        self.jail
+            .is_none()
+            .then(|| (OsString::from(MARK_VAR), self.mark.clone()))
     }
 
     pub(crate) fn mode(&self) -> Containment {
@@ -137,13 +160,29 @@ impl Contain {
     /// command to its session.
     pub(crate) fn enter(&self, key: u64) -> Entering {
         self.prune_cells();
-        let cell = self.jail.as_ref().and_then(|j| Some((j.cell().ok()?, j)));
+        let spare = self.holds.lock().spare.pop();
+        let cell = self.jail.as_ref().and_then(|j| {
+            let cell = match spare {
+                Some(cell) => cell,
+                None => j.cell().ok()?,
+            };
+            match cell.open() {
+                Ok(file) => Some((cell, file, j)),
+                Err(_) => {
+                    let _ = cell.remove();
+                    None
+                }
+            }
+        });
         let mut holds = self.holds.lock();
         match cell {
-            Some((cell, jail)) => {
+            Some((cell, file, jail)) => {
                 let entering = Entering {
-                    env: vec![cell.env()],
-                    startup: Some(jail.startup().to_path_buf()),
+                    cell: Some(CellEntry {
+                        dir: file,
+                        startup: jail.startup().to_path_buf(),
+                        env: vec![cell.env()],
+                    }),
                 };
                 holds.by_key.insert(
                     key,
@@ -168,10 +207,7 @@ impl Contain {
                         on_gone: None,
                     },
                 );
-                Entering {
-                    env: Vec::new(),
-                    startup: None,
-                }
+                Entering { cell: None }
             }
         }
     }
@@ -182,9 +218,6 @@ impl Contain {
             self.holds.lock().by_key.get_mut(&key).map(|e| &mut e.hold)
         {
             *sid = pid;
-            if let Some(keeper) = &self.keeper {
-                keeper.watch(pid);
-            }
         }
     }
 
@@ -215,7 +248,7 @@ impl Contain {
         let (lingers, session) = match &mut entry.hold {
             Hold::Cell { cell, exited } => {
                 *exited = true;
-                (cell.populated() || cell.remove().is_err(), false)
+                (cell.populated(), false)
             }
             // Unknown without a scan: kept until the next prune.
             Hold::Session { exited, .. } => {
@@ -227,7 +260,20 @@ impl Contain {
             holds.ended_sessions += 1;
         }
         // Dropped outside the lock: its on_gone may take other locks.
-        let gone = (!lingers).then(|| holds.by_key.remove(&key)).flatten();
+        let mut gone = (!lingers).then(|| holds.by_key.remove(&key)).flatten();
+        let ended = Hold::Session {
+            sid: 0,
+            exited: true,
+        };
+        if let Some(Hold::Cell { cell, .. }) =
+            gone.as_mut().map(|e| std::mem::replace(&mut e.hold, ended))
+        {
+            if holds.spare.len() < SPARE_CELLS {
+                holds.spare.push(cell);
+            } else {
+                let _ = cell.remove();
+            }
+        }
         let prune = holds.ended_sessions > 2 * holds.after_prune + 64;
         drop(holds);
         drop(gone);
@@ -358,7 +404,6 @@ impl Contain {
             }
         }
         drop(holds);
-        self.unwatch(&gone);
         drop(gone);
     }
 
@@ -398,7 +443,6 @@ impl Contain {
         holds.ended_sessions = left;
         holds.after_prune = left;
         drop(holds);
-        self.unwatch(&gone);
         drop(gone);
     }
 

@@ -5,19 +5,22 @@
 //!
 //! It is bash itself (no binary of ours to install): a script that reads
 //! its stdin, one end of a socket pair whose other end only the owner holds,
-//! close-on-exec, so no command ever inherits it. The owner writes one line
-//! per session it must know about (session mode: `+ SID`, `- SID`); when the
-//! owner's end closes — the owner dropped or died, the kernel closes it
-//! either way — the read sees EOF, and the keeper sends TERM and CONT to
-//! what is left (every member of the owner's cgroup, or the known
-//! sessions), waits up to the grace, sends KILL (`cgroup.kill`), removes the
-//! cgroups and the output directory, and exits. After a normal drop nothing
-//! is left, and it exits at once.
+//! close-on-exec, so no command ever inherits it. Nothing is written on it:
+//! when the owner's end closes — the owner dropped or died, the kernel
+//! closes it either way — the read sees EOF, and the keeper sends TERM and
+//! CONT to what is left (every member of the owner's cgroup; in session mode
+//! every process whose environment carries the owner's mark, which its
+//! commands pass on to what they start), waits up to the grace, sends KILL
+//! (`cgroup.kill`), removes the cgroups and the output directory, and
+//! exits. After a normal drop nothing is left, and it exits at once. The
+//! owner tells it nothing per command, so a command costs the keeper
+//! nothing.
 //!
 //! The keeper runs in a session of its own, outside the owner's cgroup
 //! (what it must stop cannot stop it), and is reaped by the reaper while
 //! the owner lives.
 
+use std::ffi::OsStr;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
@@ -25,22 +28,19 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use nix::sys::socket::{send, socketpair, AddressFamily, MsgFlags, SockFlag, SockType};
+use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
 
 use crate::os::reaper;
 
 /// The keeper's script: `$1` the owner's cgroup (or empty), `$2` the output
-/// directory, `$3` the grace in ticks of 50 ms.
+/// directory, `$3` the grace in ticks of 50 ms, `$4` the `NAME=VALUE` that
+/// marks the environment of every process of the owner's commands (session
+/// mode; empty in cgroup mode).
 const SCRIPT: &str = r#"
-jail=$1 out=$2 ticks=$3
-declare -A sids
-while read -r op sid; do
-    case $op in
-        +) sids[$sid]=1 ;;
-        -) unset "sids[$sid]" ;;
-    esac
-done
-# The owner is gone. A pipe nobody writes: `read -t` on it waits without a process.
+jail=$1 out=$2 ticks=$3 mark=$4
+# Nothing is ever written: EOF means the owner is gone.
+while read -r _; do :; done
+# A pipe nobody writes: `read -t` on it waits without a process.
 exec 3<> <(:)
 populated() {
     [ -n "$jail" ] || return 1
@@ -50,37 +50,53 @@ populated() {
     done < "$jail/cgroup.events"
     return 1
 }
-left() {
-    populated && return 0
-    local s
-    for s in "${!sids[@]}"; do kill -0 -- "-$s" 2>/dev/null && return 0; done
+# Session mode: the processes whose environment carries the owner's mark.
+marked=()
+find_marked() {
+    [ -n "$mark" ] || return 0
+    local d p kv
+    marked=()
+    for d in /proc/[0-9]*; do
+        p=${d#/proc/}
+        [ "$p" = "$$" ] && continue
+        while IFS= read -r -d '' kv; do
+            if [ "$kv" = "$mark" ]; then marked+=("$p"); break; fi
+        done < "$d/environ"
+    done 2>/dev/null
+}
+marked_alive() {
+    local p
+    for p in "${marked[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done
     return 1
 }
+left() { populated || marked_alive; }
 signal() {
-    local f p s
+    local f p
     if [ -n "$jail" ]; then
         for f in "$jail"/run-*/cgroup.procs; do
             [ -e "$f" ] || continue
             while read -r p; do kill "-$1" "$p" 2>/dev/null; done < "$f"
         done
     fi
-    for s in "${!sids[@]}"; do kill "-$1" -- "-$s" 2>/dev/null; done
+    for p in "${marked[@]}"; do kill "-$1" "$p" 2>/dev/null; done
 }
 # `$1` ticks at most, while `$2` (left or populated) holds.
 wait_while() {
     local i=0
     while $2 && [ $i -lt "$1" ]; do read -r -t 0.05 -u 3; i=$((i + 1)); done
 }
+find_marked
 if left; then
     signal TERM
     signal CONT
     wait_while "$ticks" left
+    find_marked
     if left; then
         [ -n "$jail" ] && echo 1 > "$jail/cgroup.kill"
         signal KILL
         # KILL is final; only a cgroup must empty before it can be
-        # removed. (A killed session's zombies, which init may never reap,
-        # would keep `kill -0` true.)
+        # removed. (Zombies that init may never reap would keep `kill -0`
+        # true.)
         wait_while 200 populated
     fi
 fi
@@ -95,13 +111,18 @@ rm -rf -- "$out"
 /// clean up and exit.
 #[derive(Debug)]
 pub(crate) struct Keeper {
-    end: OwnedFd,
+    _end: OwnedFd,
 }
 
 impl Keeper {
     /// Starts the keeper of an owner whose commands are in `jail` (cgroup
     /// mode) and whose output is in `outdir`.
-    pub(crate) fn start(jail: Option<&Path>, outdir: &Path, grace: Duration) -> io::Result<Keeper> {
+    pub(crate) fn start(
+        jail: Option<&Path>,
+        outdir: &Path,
+        mark: &OsStr,
+        grace: Duration,
+    ) -> io::Result<Keeper> {
         let (end, theirs) = socketpair(
             AddressFamily::Unix,
             SockType::Stream,
@@ -116,6 +137,7 @@ impl Keeper {
             .arg(jail.map_or(Path::new(""), |j| j))
             .arg(outdir)
             .arg(ticks.to_string())
+            .arg(mark)
             // No startup file of the host's (BASH_ENV) runs in the keeper.
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -127,29 +149,7 @@ impl Keeper {
         // async-signal-safe functions.
         unsafe { cmd.pre_exec(keeper_session) };
         reaper::init()?.spawn(|| Ok(cmd.spawn()?.id()), Box::new(|_| {}))?;
-        Ok(Keeper { end })
-    }
-
-    /// Tells the keeper about session `sid` (session mode).
-    pub(crate) fn watch(&self, sid: u32) {
-        self.say(&format!("+ {sid}\n"));
-    }
-
-    /// The session `sid` needs no watching any more.
-    pub(crate) fn unwatch(&self, sid: u32) {
-        self.say(&format!("- {sid}\n"));
-    }
-
-    fn say(&self, line: &str) {
-        // MSG_NOSIGNAL: a keeper that died must not kill the host with
-        // SIGPIPE. A full buffer (a keeper that stopped reading) loses the
-        // line rather than block a spawn.
-        use std::os::fd::AsRawFd;
-        let _ = send(
-            self.end.as_raw_fd(),
-            line.as_bytes(),
-            MsgFlags::MSG_NOSIGNAL | MsgFlags::MSG_DONTWAIT,
-        );
+        Ok(Keeper { _end: end })
     }
 }
 

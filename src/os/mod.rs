@@ -7,6 +7,7 @@
 
 pub(crate) mod cap;
 pub(crate) mod cgroup;
+pub(crate) mod clone3;
 pub(crate) mod contain;
 pub(crate) mod group;
 pub(crate) mod keeper;

@@ -1,10 +1,19 @@
 //! The reaper: one thread per process that collects the exits of the
 //! process-group leaders we started (SPEC section 2).
 //!
-//! It waits for SIGCHLD through signal-hook's self-pipe, then calls
+//! It waits for SIGCHLD through signal-hook's self-pipe (unblocked on its
+//! own thread, so a host that blocks SIGCHLD everywhere still has its
+//! commands reaped), then calls
 //! `waitpid(2)` with `WNOHANG` for each pid it owns — never `waitpid(-1)`,
 //! because the host's other children are not ours to reap (a host that
 //! spawns a `std::process::Child` must still get its real exit status).
+//!
+//! A host that set SIGCHLD to SIG_IGN keeps it: no handler is installed
+//! (one would turn the host's own children into zombies); the thread polls
+//! a pidfd per owned leader instead (`pidfd_open(2)`), and since the kernel
+//! reaps such children itself, their statuses are lost ([`Exit::Lost`]) and
+//! a pid may be reused once its process ends: signals to it are then only
+//! as safe as `kill(2)` is.
 //!
 //! The owned set is also the guard against signalling a recycled pid: a pid
 //! is signalled only under the same lock, while it is still in the set. A pid
@@ -14,6 +23,7 @@
 
 use std::collections::HashMap;
 use std::io;
+use std::os::fd::OwnedFd;
 use std::sync::OnceLock;
 
 use nix::errno::Errno;
@@ -54,6 +64,31 @@ pub(crate) type ExitHook = Box<dyn FnOnce(Exit) + Send>;
 pub(crate) struct Reaper {
     /// The leaders we started and have not reaped yet.
     owned: Mutex<HashMap<i32, ExitHook>>,
+    /// Where the host ignores SIGCHLD: a pidfd per owned leader, polled by
+    /// the reaper thread instead of a SIGCHLD handler, and the pipe that
+    /// wakes it when one is added.
+    polled: Option<Polled>,
+}
+
+struct Polled {
+    pidfds: Mutex<HashMap<i32, OwnedFd>>,
+    wake: (OwnedFd, OwnedFd),
+}
+
+/// Whether the host has SIGCHLD set to SIG_IGN (or SA_NOCLDWAIT): the
+/// kernel then reaps every child itself, and installing a handler would
+/// turn the host's own children into zombies.
+fn host_ignores_sigchld() -> bool {
+    let mut old = std::mem::MaybeUninit::<nix::libc::sigaction>::zeroed();
+    // SAFETY: a null new action only reads the current one into `old`.
+    let ret =
+        unsafe { nix::libc::sigaction(nix::libc::SIGCHLD, std::ptr::null(), old.as_mut_ptr()) };
+    if ret != 0 {
+        return false;
+    }
+    // SAFETY: sigaction succeeded and filled it (and it was zeroed).
+    let old = unsafe { old.assume_init() };
+    old.sa_sigaction == nix::libc::SIG_IGN || old.sa_flags & nix::libc::SA_NOCLDWAIT != 0
 }
 
 static REAPER: OnceLock<Result<Reaper, (io::ErrorKind, String)>> = OnceLock::new();
@@ -76,6 +111,21 @@ pub(crate) fn get() -> Option<&'static Reaper> {
 
 fn start() -> Result<Reaper, (io::ErrorKind, String)> {
     let fail = |what: &str, e: io::Error| (e.kind(), format!("{what}: {e}"));
+    if host_ignores_sigchld() {
+        let wake = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+            .map_err(|e| fail("cannot make the reaper's pipe", e.into()))?;
+        std::thread::Builder::new()
+            .name("bashtools-reaper".into())
+            .spawn(poll_forever)
+            .map_err(|e| fail("cannot start the reaper thread", e))?;
+        return Ok(Reaper {
+            owned: Mutex::new(HashMap::new()),
+            polled: Some(Polled {
+                pidfds: Mutex::new(HashMap::new()),
+                wake,
+            }),
+        });
+    }
     // The handler is registered here, before any child can exist, so no
     // SIGCHLD of ours is ever missed.
     let signals =
@@ -86,10 +136,76 @@ fn start() -> Result<Reaper, (io::ErrorKind, String)> {
         .map_err(|e| fail("cannot start the reaper thread", e))?;
     Ok(Reaper {
         owned: Mutex::new(HashMap::new()),
+        polled: None,
     })
 }
 
+/// The reaper where the host ignores SIGCHLD: poll every owned leader's
+/// pidfd (and the wake pipe); a readable pidfd is an exit, whose status the
+/// kernel has discarded (reported as [`Exit::Lost`]).
+fn poll_forever() {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    // The Reaper is stored once this thread's creator returns.
+    let reaper = loop {
+        if let Some(r) = get() {
+            break r;
+        }
+        std::thread::yield_now();
+    };
+    let Some(polled) = &reaper.polled else {
+        return;
+    };
+    loop {
+        let fds: Vec<(i32, OwnedFd)> = polled
+            .pidfds
+            .lock()
+            .iter()
+            .filter_map(|(&pid, fd)| Some((pid, fd.try_clone().ok()?)))
+            .collect();
+        let mut polls: Vec<PollFd> = vec![PollFd::new(polled.wake.0.as_fd(), PollFlags::POLLIN)];
+        polls.extend(
+            fds.iter()
+                .map(|(_, fd)| PollFd::new(fd.as_fd(), PollFlags::POLLIN)),
+        );
+        if poll(&mut polls, PollTimeout::NONE).is_err() {
+            continue;
+        }
+        let woken = polls[0].revents().is_some_and(|r| !r.is_empty());
+        let ended: Vec<i32> = fds
+            .iter()
+            .zip(&polls[1..])
+            .filter(|(_, p)| p.revents().is_some_and(|r| !r.is_empty()))
+            .map(|((pid, _), _)| *pid)
+            .collect();
+        if woken {
+            let mut buf = [0u8; 64];
+            let _ = nix::unistd::read(std::os::fd::AsRawFd::as_raw_fd(&polled.wake.0), &mut buf);
+        }
+        let mut hooks = Vec::new();
+        {
+            let mut owned = reaper.owned.lock();
+            for pid in ended {
+                polled.pidfds.lock().remove(&pid);
+                let exit = try_reap(pid).unwrap_or(Exit::Lost);
+                if let Some(hook) = owned.remove(&pid) {
+                    hooks.push((hook, exit));
+                }
+            }
+        }
+        for (hook, exit) in hooks {
+            hook(exit);
+        }
+    }
+}
+
 fn reap_forever(mut signals: Signals) {
+    // A host that blocked SIGCHLD in every thread before first use made
+    // this thread with it blocked too: unblocked here, this thread is the
+    // one the kernel delivers it to, and no other thread's mask changes.
+    let mut chld = nix::sys::signal::SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    let _ = chld.thread_unblock();
     // `forever` yields after every SIGCHLD (several exits may share one
     // signal, so each wake-up sweeps every owned pid).
     for _ in signals.forever() {
@@ -113,6 +229,23 @@ impl Reaper {
         let mut owned = self.owned.lock();
         let pid = start()?;
         owned.insert(pid as i32, hook);
+        if let Some(polled) = &self.polled {
+            match crate::os::group::pidfd_open(pid) {
+                Some(fd) => {
+                    polled.pidfds.lock().insert(pid as i32, fd);
+                }
+                // Ended and reaped by the kernel already: a pipe wake-up
+                // is not enough, so report it on this thread's way out.
+                None => {
+                    if let Some(hook) = owned.remove(&(pid as i32)) {
+                        drop(owned);
+                        hook(Exit::Lost);
+                        return Ok(pid);
+                    }
+                }
+            }
+            let _ = nix::unistd::write(&polled.wake.1, b"x");
+        }
         Ok(pid)
     }
 

@@ -52,10 +52,20 @@ pub(crate) struct SpawnSpec<'a> {
     pub output: &'a File,
     /// Where stdout goes instead (a monitor's pipe).
     pub stdout: Option<OwnedFd>,
-    /// Variables set last, over the configured ones (containment's).
-    pub extra_env: Vec<(OsString, OsString)>,
-    /// A startup file bash reads before the command (`BASH_ENV`).
-    pub startup: Option<&'a Path>,
+    /// The cgroup to start the command in, if any.
+    pub join: Option<Join<'a>>,
+    /// A variable that marks the command and all it starts (containment's,
+    /// in session mode).
+    pub mark: Option<(OsString, OsString)>,
+}
+
+/// How a command gets into its cgroup: created inside it (`clone3.rs`),
+/// or, where the kernel cannot, moved by its own bash from a startup file
+/// (`BASH_ENV`) told where by `env`.
+pub(crate) struct Join<'a> {
+    pub cgroup: &'a File,
+    pub startup: &'a Path,
+    pub env: Vec<(OsString, OsString)>,
 }
 
 /// Where the user's own `BASH_ENV` is kept while a containment startup file
@@ -80,7 +90,11 @@ const NONINTERACTIVE: [(&str, &str); 4] = [
 /// The environment of a command: the host's, then the non-interactive
 /// variables, then the configured ones, less the removed ones, then the
 /// containment's.
-fn environment(config: &Config, spec: &SpawnSpec<'_>) -> Vec<(OsString, OsString)> {
+fn environment(
+    config: &Config,
+    mark: Option<&(OsString, OsString)>,
+    join: Option<&Join<'_>>,
+) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let set = |env: &mut Vec<(OsString, OsString)>, k: &OsStr, v: &OsStr| {
         env.retain(|(key, _)| key != k);
@@ -95,15 +109,18 @@ fn environment(config: &Config, spec: &SpawnSpec<'_>) -> Vec<(OsString, OsString
         set(&mut env, k, v);
     }
     env.retain(|(k, _)| !config.env_remove.contains(k));
-    if let Some(startup) = spec.startup {
+    if let Some((k, v)) = mark {
+        set(&mut env, k, v);
+    }
+    if let Some(join) = join {
         let bash_env = OsStr::new("BASH_ENV");
         if let Some((_, user)) = env.iter().find(|(k, _)| k == bash_env).cloned() {
             set(&mut env, OsStr::new(USER_BASH_ENV), &user);
         }
-        set(&mut env, bash_env, startup.as_os_str());
-    }
-    for (k, v) in &spec.extra_env {
-        set(&mut env, k, v);
+        set(&mut env, bash_env, join.startup.as_os_str());
+        for (k, v) in &join.env {
+            set(&mut env, k, v);
+        }
     }
     env
 }
@@ -155,6 +172,20 @@ pub(crate) struct Launch<'a> {
     stdout: Option<OwnedFd>,
     /// The command, when it is too long for an argument.
     script: Option<OwnedFd>,
+    /// The cgroup to create the command in, and the environment that makes
+    /// bash move itself there where that cannot be done.
+    cgroup: Option<(&'a File, Vec<CString>)>,
+}
+
+fn env_strings(env: Vec<(OsString, OsString)>) -> Vec<CString> {
+    env.into_iter()
+        .filter_map(|(k, v)| {
+            let mut kv = k.into_vec();
+            kv.push(b'=');
+            kv.extend_from_slice(v.as_bytes());
+            cstring(&kv).ok()
+        })
+        .collect()
 }
 
 /// Prepares the start of `spec`; [`Launch::spawn`] starts it.
@@ -171,15 +202,13 @@ pub(crate) fn prepare<'a>(spec: SpawnSpec<'a>, config: &Config) -> io::Result<La
         (command, None)
     };
     let argv = vec![cstring(b"bash")?, cstring(b"-c")?, command];
-    let envp = environment(config, &spec)
-        .into_iter()
-        .filter_map(|(k, v)| {
-            let mut kv = k.into_vec();
-            kv.push(b'=');
-            kv.extend_from_slice(v.as_bytes());
-            cstring(&kv).ok()
-        })
-        .collect();
+    let envp = env_strings(environment(config, spec.mark.as_ref(), None));
+    let cgroup = spec.join.as_ref().map(|j| {
+        (
+            j.cgroup,
+            env_strings(environment(config, spec.mark.as_ref(), Some(j))),
+        )
+    });
     Ok(Launch {
         program: bash_path().cloned().unwrap_or_else(|| argv[0].clone()),
         argv,
@@ -188,8 +217,71 @@ pub(crate) fn prepare<'a>(spec: SpawnSpec<'a>, config: &Config) -> io::Result<La
         output: spec.output,
         stdout: spec.stdout,
         script,
+        cgroup,
     })
 }
+
+impl Launch<'_> {
+    /// Starts the command; returns the pid (also its session and process
+    /// group id). With a cgroup: created inside it where the kernel can
+    /// (`clone3`), else spawned with the startup file that moves it.
+    pub(crate) fn spawn(&self) -> io::Result<u32> {
+        let Some((cgroup, joining_env)) = &self.cgroup else {
+            return self.spawn_with(&self.envp);
+        };
+        // bash not found up front: only the spawn's PATH search can say why.
+        // `BASHTOOLS_CGROUP_JOIN=startup` asks for the startup file (what a
+        // kernel without clone3 gets), so that path can be tested here.
+        let startup_only = std::env::var_os(JOIN_VAR).is_some_and(|v| v == "startup");
+        if !self.program.as_bytes().starts_with(b"/") || startup_only {
+            return self.spawn_with(joining_env);
+        }
+        match self.clone_into(cgroup) {
+            Err(e) if CLONE3_MISSING.contains(&e.raw_os_error().unwrap_or(0)) => {
+                self.spawn_with(joining_env)
+            }
+            other => other,
+        }
+    }
+
+    fn clone_into(&self, cgroup: &File) -> io::Result<u32> {
+        use std::os::fd::AsRawFd;
+        let out = self.output.as_raw_fd();
+        let stdout = self.stdout.as_ref().map_or(out, |fd| fd.as_raw_fd());
+        let mut moves = vec![(stdout, 1), (out, 2)];
+        if let Some(script) = &self.script {
+            moves.push((script.as_raw_fd(), SCRIPT_FD));
+        }
+        let ptrs = |v: &[CString]| -> Vec<*mut nix::libc::c_char> {
+            v.iter()
+                .map(|s| s.as_ptr() as *mut _)
+                .chain(std::iter::once(std::ptr::null_mut()))
+                .collect()
+        };
+        let (argv, envp) = (ptrs(&self.argv), ptrs(&self.envp));
+        crate::os::clone3::spawn_into(
+            &crate::os::clone3::Child {
+                program: &self.program,
+                argv: &argv,
+                envp: &envp,
+                cwd: &self.cwd,
+                moves: &moves,
+            },
+            cgroup,
+        )
+    }
+}
+
+/// The variable that turns `clone3` off (tests of the fallback).
+const JOIN_VAR: &str = "BASHTOOLS_CGROUP_JOIN";
+
+/// The errors of a kernel without `clone3` or `CLONE_INTO_CGROUP`.
+const CLONE3_MISSING: [i32; 4] = [
+    nix::libc::ENOSYS,
+    nix::libc::EINVAL,
+    nix::libc::E2BIG,
+    nix::libc::EOPNOTSUPP,
+];
 
 #[cfg(target_env = "gnu")]
 mod imp {
@@ -325,9 +417,8 @@ mod imp {
     }
 
     impl Launch<'_> {
-        /// Starts the command; returns the pid (also its session and
-        /// process group id).
-        pub(crate) fn spawn(&self) -> io::Result<u32> {
+        /// `posix_spawn` with environment `env`.
+        pub(crate) fn spawn_with(&self, env: &[std::ffi::CString]) -> io::Result<u32> {
             let out = self.output.as_raw_fd();
             let stdout = self.stdout.as_ref().map_or(out, |fd| fd.as_raw_fd());
             let mut actions = Actions::new()?;
@@ -354,7 +445,7 @@ mod imp {
                 self.argv.iter().map(|a| a.as_ptr() as *mut _).collect();
             argv.push(ptr::null_mut());
             let mut envp: Vec<*mut libc::c_char> =
-                self.envp.iter().map(|e| e.as_ptr() as *mut _).collect();
+                env.iter().map(|e| e.as_ptr() as *mut _).collect();
             envp.push(ptr::null_mut());
 
             let mut pid: libc::pid_t = 0;
@@ -392,13 +483,13 @@ mod imp {
     use super::{Launch, SCRIPT_FD};
 
     impl Launch<'_> {
-        pub(crate) fn spawn(&self) -> io::Result<u32> {
+        pub(crate) fn spawn_with(&self, env: &[std::ffi::CString]) -> io::Result<u32> {
             let arg = std::ffi::OsStr::from_bytes(self.argv[2].as_bytes());
             let mut cmd = Command::new(std::ffi::OsStr::from_bytes(self.program.as_bytes()));
             cmd.arg("-c").arg(arg);
             cmd.current_dir(std::ffi::OsStr::from_bytes(self.cwd.as_bytes()));
             cmd.env_clear();
-            for kv in &self.envp {
+            for kv in env {
                 let kv = kv.as_bytes();
                 if let Some(eq) = kv.iter().position(|&b| b == b'=') {
                     cmd.env(

@@ -204,8 +204,12 @@ impl Process for RealProcess {
         let started = match &self.spawner {
             None => {
                 let spec = spawn::SpawnSpec {
-                    extra_env: entering.env,
-                    startup: entering.startup.as_deref(),
+                    join: entering.cell.as_ref().map(|cell| spawn::Join {
+                        cgroup: &cell.dir,
+                        startup: &cell.startup,
+                        env: cell.env.clone(),
+                    }),
+                    mark: self.contain.mark(),
                     ..spec
                 };
                 start(&self.shared(), key, spec, want_pidfd, on_exit, on_gone)
@@ -219,7 +223,10 @@ impl Process for RealProcess {
                 let cwd = spec.cwd.to_path_buf();
                 let output = spec.output.try_clone()?;
                 let stdout = spec.stdout;
-                let (env, startup) = (entering.env, entering.startup);
+                // A sandboxed owner has no cgroups (see `new`): only the
+                // session mark travels.
+                let mark = self.contain.mark();
+                debug_assert!(entering.cell.is_none());
                 spawner
                     .run(move || {
                         let spec = spawn::SpawnSpec {
@@ -227,8 +234,8 @@ impl Process for RealProcess {
                             cwd: &cwd,
                             output: &output,
                             stdout,
-                            extra_env: env,
-                            startup: startup.as_deref(),
+                            join: None,
+                            mark,
                         };
                         start(&shared, key, spec, want_pidfd, on_exit, on_gone)
                     })

@@ -198,8 +198,8 @@ impl Supervisor {
                 cwd,
                 output: file,
                 stdout: stdio.stdout,
-                extra_env: Vec::new(),
-                startup: None,
+                join: None,
+                mark: None,
             },
             stdio.leader_pidfd,
             Box::new(move |exit| {

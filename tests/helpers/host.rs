@@ -12,6 +12,8 @@ fn main() {
     let case = std::env::args().nth(1).unwrap_or_default();
     match case.as_str() {
         "tty" => tty(),
+        "sigchld-blocked" => sigchld_blocked(),
+        "sigchld-ignored" => sigchld_ignored(),
         "die" => die(&std::env::args().nth(2).expect("a marker")),
         other => {
             eprintln!("containment-host: unknown case {other:?}");
@@ -34,7 +36,7 @@ fn tty() {
 }
 
 /// Starts a background shell, a foreground `cmd &` that outlives its
-/// command, and a TERM-trapping shell that `kill_shell` is stopping (in
+/// command, a `setsid` escape, and a TERM-trapping shell that `kill_shell` is stopping (in
 /// its grace), prints `ready`, and waits to be SIGKILLed.
 fn die(m: &str) {
     let tools = BashTools::builder()
@@ -90,4 +92,41 @@ fn wait_for(file: &std::path::Path) {
     while !file.exists() {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
+}
+
+/// SIGCHLD blocked in every thread before the first use: exits are still
+/// collected, with their codes.
+fn sigchld_blocked() {
+    let mut chld = nix::sys::signal::SigSet::empty();
+    chld.add(nix::sys::signal::Signal::SIGCHLD);
+    chld.thread_block().expect("block SIGCHLD");
+    let tools = BashTools::builder().build().expect("tools");
+    let me = Caller::default();
+    let r = tools.bash(&json!({"command": "echo hi", "timeout": 20}), &me);
+    println!("echo={}", r.text);
+    let r = tools.bash(&json!({"command": "exit 3", "timeout": 20}), &me);
+    println!("exit={}", r.text);
+}
+
+/// SIGCHLD set to SIG_IGN by the host: its own children are still reaped
+/// by the kernel (no zombie), and commands still complete (their codes are
+/// lost: the kernel discards them).
+fn sigchld_ignored() {
+    // SAFETY: SIG_IGN installs no handler.
+    unsafe { nix::libc::signal(nix::libc::SIGCHLD, nix::libc::SIG_IGN) };
+    let tools = BashTools::builder().build().expect("tools");
+    let me = Caller::default();
+    let r = tools.bash(&json!({"command": "echo hi", "timeout": 20}), &me);
+    println!("echo={}", r.text.replace('\n', " | "));
+    // Never waited for on purpose: the kernel reaps it (SIG_IGN).
+    #[allow(clippy::zombie_processes)]
+    let own = std::process::Command::new("true").spawn().expect("a child");
+    let proc_dir = format!("/proc/{}", own.id());
+    // Auto-reaped by the kernel: the pid disappears, no zombie stays.
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::path::Path::new(&proc_dir).exists() && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let gone = !std::path::Path::new(&proc_dir).exists();
+    println!("own_child={}", if gone { "reaped" } else { "zombie" });
 }
