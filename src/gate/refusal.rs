@@ -4,7 +4,7 @@ use std::fmt;
 
 /// Why [`check_allowed`](super::check_allowed) refused a line.
 ///
-/// `Display` gives exactly the text shown to the model (SPEC section 3): the bare
+/// `Display` gives exactly the text shown to the model (contract §3): the bare
 /// `Command not allowed: WORD` for a word outside the list, and for a refusal of a
 /// construct the construct followed by one short clause saying why and what to write
 /// instead.

@@ -32,7 +32,7 @@ use super::writer::Writer;
 use super::McpServer;
 use crate::caller::Caller;
 
-/// What the end of input may take beyond `kill_grace` (SPEC section 9:
+/// What the end of input may take beyond `kill_grace` (contract §9:
 /// done within `kill_grace` + 1 s whatever the client does).
 const END_MARGIN: Duration = Duration::from_millis(900);
 

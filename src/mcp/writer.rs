@@ -7,7 +7,7 @@
 //! interleave, and the order in which messages were queued is the order the
 //! client reads them. A client that stops reading blocks only that thread:
 //! no sender waits for the pipe, and [`Writer::close`] gives up on it at its
-//! deadline (SPEC section 9: shutdown never blocks on the client).
+//! deadline (contract §9: shutdown never blocks on the client).
 //! `serde_json` escapes control characters inside strings, so a serialized
 //! message never contains a newline of its own.
 

@@ -1,4 +1,4 @@
-//! The output cap (`max_output_bytes`, SPEC section 8): a shell whose output
+//! The output cap (`max_output_bytes`, contract §8): a shell whose output
 //! file grows past the cap is stopped, so a runaway command cannot fill the
 //! disk.
 //!

@@ -1,4 +1,4 @@
-//! The private directory that holds the output files (SPEC section 2).
+//! The private directory that holds the output files (contract §2).
 //!
 //! Mode 0700 for the directory and 0600 for each file: a command's output can
 //! hold secrets, and other users of the machine must not read it. The

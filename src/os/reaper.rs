@@ -1,5 +1,5 @@
 //! The reaper: one thread per process that collects the exits of the
-//! process-group leaders we started (SPEC section 2).
+//! process-group leaders we started (contract §2).
 //!
 //! It waits for SIGCHLD through signal-hook's self-pipe (unblocked on its
 //! own thread, so a host that blocks SIGCHLD everywhere still has its

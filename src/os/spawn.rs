@@ -1,5 +1,5 @@
 //! Starting a command: `bash -c COMMAND` in a session of its own
-//! (SPEC section 2).
+//! (contract §2).
 //!
 //! - A new session (`setsid(2)`, through `POSIX_SPAWN_SETSID`): the command
 //!   leads a new session and a new process group, with no controlling
@@ -79,7 +79,7 @@ const MAX_ARG: usize = 32 * 4096 - 1;
 /// The descriptor a long command is read from.
 const SCRIPT_FD: i32 = 3;
 
-/// The non-interactive environment of SPEC section 3.
+/// The non-interactive environment of contract §3.
 const NONINTERACTIVE: [(&str, &str); 4] = [
     ("PAGER", "cat"),
     ("GIT_PAGER", "cat"),
