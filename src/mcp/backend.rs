@@ -108,16 +108,10 @@ impl Backend {
     /// `max_timeout`).
     pub(crate) fn timeout_of(&self, args: &Value, default: Duration) -> Duration {
         let max = self.tools.settings().max_timeout();
-        let secs = match args.get("timeout") {
-            Some(Value::Number(n)) => n.as_f64(),
-            Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
-            _ => None,
-        };
-        let chosen = match secs {
-            Some(s) if s.is_finite() && s > 0.0 => Duration::try_from_secs_f64(s).unwrap_or(max),
-            _ => default,
-        };
-        chosen.min(max)
+        match args.as_object() {
+            Some(a) => crate::tools::input::timeout_secs(a, "timeout", default, max),
+            None => default.min(max),
+        }
     }
 }
 
