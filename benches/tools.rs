@@ -463,7 +463,11 @@ fn kill_latency(mode: &Mode) {
         );
         // Wait until the trap is set, so TERM is really ignored.
         let r = t.bash_output(&json!({"bash_id": id, "block": true, "timeout": 0.3}));
-        assert!(r.text.contains("ready") || r.text.contains("running"));
+        assert!(
+            r.text.contains("ready") || r.text.contains("running"),
+            "{}",
+            r.text
+        );
         let s = Instant::now();
         let r = t.kill_shell(&json!({"shell_id": id}));
         lat.push(s.elapsed());

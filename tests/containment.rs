@@ -431,3 +431,32 @@ fn a_host_that_ignores_sigchld_keeps_its_auto_reaping_and_commands_complete() {
     assert!(text.contains("echo=Exit code -1 | hi\n"), "{text}");
     assert!(text.contains("own_child=reaped"), "{text}");
 }
+
+/// A command that needed SIGKILL (`cgroup.kill` in cgroup mode) does not
+/// take the next commands with it: each gets a cgroup of its own (a reused
+/// one killed the next command put in it). Checked in whichever mode runs.
+#[test]
+fn commands_after_one_stopped_by_sigkill_run_normally() {
+    let tools = builder()
+        .kill_grace(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    for round in 0..3 {
+        let r = bash(
+            &tools,
+            json!({"command": "trap '' TERM; echo ready; while :; do sleep 1; done", "run_in_background": true}),
+        );
+        let id = id_of(&r);
+        let r = tools.bash_output(&json!({"bash_id": id, "block": true, "timeout": 0.5}));
+        assert!(
+            r.text.starts_with("<status>running</status>") && r.text.contains("ready"),
+            "round {round} ({:?}): {}",
+            tools.containment(),
+            r.text
+        );
+        let pgids = tools.background_pids();
+        let r = tools.kill_shell(&json!({"shell_id": id}));
+        assert!(!r.is_error, "{r:?}");
+        assert_gone(&pgids);
+    }
+}

@@ -92,18 +92,12 @@ pub(crate) struct Contain {
     mark: OsString,
 }
 
-/// How many empty cells are kept for reuse.
-const SPARE_CELLS: usize = 8;
-
 /// The variable that marks the processes of one owner's commands.
 const MARK_VAR: &str = "BASHTOOLS_OWNER";
 
 #[derive(Default)]
 struct Holds {
     by_key: HashMap<u64, Entry>,
-    /// Empty cells of ended commands, kept for the next ones: a cgroup's
-    /// `mkdir` and `rmdir` cost more than the rest of a short command.
-    spare: Vec<Cell>,
     /// Ended sessions, and how many were left after the last prune.
     ended_sessions: usize,
     after_prune: usize,
@@ -160,12 +154,10 @@ impl Contain {
     /// command to its session.
     pub(crate) fn enter(&self, key: u64) -> Entering {
         self.prune_cells();
-        let spare = self.holds.lock().spare.pop();
         let cell = self.jail.as_ref().and_then(|j| {
-            let cell = match spare {
-                Some(cell) => cell,
-                None => j.cell().ok()?,
-            };
+            // A new cell each time: a cell reused after `cgroup.kill` was
+            // seen to kill the next command put in it.
+            let cell = j.cell().ok()?;
             match cell.open() {
                 Ok(file) => Some((cell, file, j)),
                 Err(_) => {
@@ -268,11 +260,7 @@ impl Contain {
         if let Some(Hold::Cell { cell, .. }) =
             gone.as_mut().map(|e| std::mem::replace(&mut e.hold, ended))
         {
-            if holds.spare.len() < SPARE_CELLS {
-                holds.spare.push(cell);
-            } else {
-                let _ = cell.remove();
-            }
+            let _ = cell.remove();
         }
         let prune = holds.ended_sessions > 2 * holds.after_prune + 64;
         drop(holds);
