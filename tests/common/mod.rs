@@ -105,7 +105,55 @@ pub fn assert_gone(pgids: &[u32]) {
             return;
         }
         assert!(Instant::now() < end, "processes left behind: {left:?}");
-        let _ = crossbeam_channel::never::<()>().recv_timeout(Duration::from_millis(20));
+        // Zombies of ours have exited already (their pidfds would wake the
+        // poll at once): wait on the live ones while there are any.
+        let live: Vec<u32> = left
+            .iter()
+            .filter(|&&(.., state)| state != 'Z' && state != 'X')
+            .map(|&(pid, ..)| pid)
+            .collect();
+        let pids = if live.is_empty() {
+            left.iter().map(|&(pid, ..)| pid).collect()
+        } else {
+            live
+        };
+        wait_any_exit(&pids, end);
+    }
+}
+
+/// Blocks until one of `pids` exits, or `until`: a pidfd per process and
+/// one `poll(2)`, so the wait ends on the exit itself. Returns at once when
+/// none is left to wait on. A zombie child of ours counts as exited; the
+/// reaper takes it away a moment later, which nothing here can wait on, so
+/// a short pause stands in for that case alone.
+pub fn wait_any_exit(pids: &[u32], until: Instant) {
+    use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+    let fds: Vec<OwnedFd> = pids
+        .iter()
+        .filter_map(|&pid| {
+            // SAFETY: a plain syscall; a non-negative result is a new fd we own.
+            let fd = unsafe { nix::libc::syscall(nix::libc::SYS_pidfd_open, pid as i32, 0) };
+            // SAFETY: `fd` was just returned by the kernel.
+            (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
+        })
+        .collect();
+    if fds.is_empty() {
+        return;
+    }
+    let mut polls: Vec<nix::poll::PollFd> = fds
+        .iter()
+        .map(|fd| nix::poll::PollFd::new(fd.as_fd(), nix::poll::PollFlags::POLLIN))
+        .collect();
+    let ms = until
+        .saturating_duration_since(Instant::now())
+        .as_millis()
+        .min(i32::MAX as u128) as i32;
+    let timeout = nix::poll::PollTimeout::try_from(ms).unwrap_or(nix::poll::PollTimeout::MAX);
+    if let Ok(n) = nix::poll::poll(&mut polls, timeout) {
+        if n as usize == polls.len() {
+            // Every one has exited: what is left are zombies of ours.
+            let _ = crossbeam_channel::never::<()>().recv_timeout(Duration::from_millis(5));
+        }
     }
 }
 

@@ -117,7 +117,8 @@ pub fn left_after(m: &str, deadline: Duration) -> Vec<(u32, char)> {
             kill_marker(m);
             return left;
         }
-        let _ = crossbeam_channel::never::<()>().recv_timeout(Duration::from_millis(20));
+        let pids: Vec<u32> = left.iter().map(|&(pid, _)| pid).collect();
+        crate::common::wait_any_exit(&pids, end);
     }
 }
 
@@ -130,7 +131,11 @@ pub fn kill_marker(m: &str) {
         );
     }
     let end = Instant::now() + Duration::from_secs(30);
-    while !with_marker(m).is_empty() && Instant::now() < end {
-        let _ = crossbeam_channel::never::<()>().recv_timeout(Duration::from_millis(20));
+    loop {
+        let left: Vec<u32> = with_marker(m).into_iter().map(|(pid, _)| pid).collect();
+        if left.is_empty() || Instant::now() >= end {
+            return;
+        }
+        crate::common::wait_any_exit(&left, end);
     }
 }

@@ -58,8 +58,13 @@ fn die(m: &str) {
         &me,
     );
     assert_eq!(r.text, "started");
+    // FIFOs: the host's open for reading returns once the command writes,
+    // so the waits below end on the event itself.
     let trapped = tools.output_directory().join("trapped");
     let termed = tools.output_directory().join("termed");
+    for fifo in [&trapped, &termed] {
+        nix::unistd::mkfifo(fifo, nix::sys::stat::Mode::S_IRWXU).expect("a fifo");
+    }
     let cmd = format!(
         "trap 'echo > {}' TERM; echo > {}; while :; do sleep {m}; done",
         termed.display(),
@@ -67,16 +72,7 @@ fn die(m: &str) {
     );
     let r = tools.bash(&json!({"command": cmd, "run_in_background": true}), &me);
     wait_for(&trapped);
-    let id = r
-        .text
-        .split("ID: ")
-        .nth(1)
-        .unwrap()
-        .split('.')
-        .next()
-        .unwrap()
-        .to_string();
-    let tools = std::sync::Arc::new(tools);
+    let id = r.task_id.clone().expect("a background shell has an ID");
     let stopper = tools.clone();
     std::thread::spawn(move || stopper.kill_shell(&json!({"shell_id": id})));
     // Ready once the TERM has arrived: the stop is in its grace.
@@ -87,11 +83,14 @@ fn die(m: &str) {
     }
 }
 
-/// Polls for a file a command writes (nothing else can wake us).
-fn wait_for(file: &std::path::Path) {
-    while !file.exists() {
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
+/// Waits until a command writes into the FIFO `fifo`: opening it for
+/// reading blocks until a writer opens it, and reading ends at its close.
+fn wait_for(fifo: &std::path::Path) {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    let _ = std::fs::File::open(fifo)
+        .expect("open the fifo")
+        .read_to_end(&mut buf);
 }
 
 /// SIGCHLD blocked in every thread before the first use: exits are still
@@ -122,10 +121,23 @@ fn sigchld_ignored() {
     #[allow(clippy::zombie_processes)]
     let own = std::process::Command::new("true").spawn().expect("a child");
     let proc_dir = format!("/proc/{}", own.id());
-    // Auto-reaped by the kernel: the pid disappears, no zombie stays.
+    // Auto-reaped by the kernel: the pid disappears, no zombie stays. Its
+    // pidfd wakes the wait at the exit; the release follows at once.
+    // SAFETY: a plain syscall; a non-negative result is a new fd we own.
+    let fd = unsafe { nix::libc::syscall(nix::libc::SYS_pidfd_open, own.id() as i32, 0) };
+    if fd >= 0 {
+        use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+        // SAFETY: `fd` was just returned by the kernel.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        let mut polls = [nix::poll::PollFd::new(
+            fd.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        let _ = nix::poll::poll(&mut polls, nix::poll::PollTimeout::from(20_000u16));
+    }
     let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while std::path::Path::new(&proc_dir).exists() && std::time::Instant::now() < end {
-        std::thread::sleep(std::time::Duration::from_millis(2));
+        std::thread::yield_now();
     }
     let gone = !std::path::Path::new(&proc_dir).exists();
     println!("own_child={}", if gone { "reaped" } else { "zombie" });
