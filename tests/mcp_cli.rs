@@ -70,7 +70,7 @@ fn help_lists_every_flag_with_its_default() {
 fn help_shows_each_default_of_the_library() {
     let out = run(&["--help"]);
     let help = text(&out.stdout);
-    let d = bashtools::mcp::defaults().expect("the defaults");
+    use bashtools::defaults as d;
     let o = bashtools::mcp::Options::default();
     let secs = |d: std::time::Duration| {
         let s = d.as_secs_f64();
@@ -81,26 +81,23 @@ fn help_shows_each_default_of_the_library() {
         }
     };
     let expected = [
-        ("--default-timeout", secs(d.default_timeout)),
-        ("--max-timeout", secs(d.max_timeout)),
-        ("--output-limit", d.output_limit.to_string()),
-        ("--kill-grace", secs(d.kill_grace)),
-        ("--block-timeout", secs(d.block_timeout)),
-        ("--monitor-timeout", secs(d.monitor_timeout)),
-        ("--monitor-max-timeout", secs(d.monitor_max_timeout)),
-        ("--monitor-min-timeout", secs(d.monitor_min_timeout)),
+        ("--default-timeout", secs(d::DEFAULT_TIMEOUT)),
+        ("--max-timeout", secs(d::MAX_TIMEOUT)),
+        ("--output-limit", d::OUTPUT_LIMIT.to_string()),
+        ("--kill-grace", secs(d::KILL_GRACE)),
+        ("--block-timeout", secs(d::BLOCK_TIMEOUT)),
+        ("--monitor-timeout", secs(d::MONITOR_TIMEOUT)),
+        ("--monitor-max-timeout", secs(d::MONITOR_MAX_TIMEOUT)),
+        ("--monitor-min-timeout", secs(d::MONITOR_MIN_TIMEOUT)),
         (
             "--monitor-unattended-max-timeout",
-            secs(d.monitor_unattended_max_timeout),
+            secs(d::MONITOR_UNATTENDED_MAX_TIMEOUT),
         ),
-        ("--max-output-bytes", d.max_output_bytes.to_string()),
-        (
-            "--batch-window-ms",
-            d.monitor.batch_window.as_millis().to_string(),
-        ),
-        ("--burst-limit", d.monitor.burst_limit.to_string()),
-        ("--line-limit", d.monitor.line_limit.to_string()),
-        ("--flood-timeout", secs(d.monitor.flood_timeout)),
+        ("--max-output-bytes", d::MAX_OUTPUT_BYTES.to_string()),
+        ("--batch-window-ms", d::BATCH_WINDOW.as_millis().to_string()),
+        ("--burst-limit", d::BURST_LIMIT.to_string()),
+        ("--line-limit", d::LINE_LIMIT.to_string()),
+        ("--flood-timeout", secs(d::FLOOD_TIMEOUT)),
         ("--deliver", o.delivery().as_str().to_string()),
         (
             "--progress-interval-ms",
@@ -119,8 +116,8 @@ fn help_shows_each_default_of_the_library() {
         );
     }
     // SPEC section 3's values, as a check that the defaults were read.
-    assert_eq!(d.default_timeout, std::time::Duration::from_secs(120));
-    assert_eq!(d.max_output_bytes, 1 << 30);
+    assert_eq!(d::DEFAULT_TIMEOUT, std::time::Duration::from_secs(120));
+    assert_eq!(d::MAX_OUTPUT_BYTES, 1 << 30);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crossbeam_channel::Receiver;
 use serde_json::Value;
 
-use crate::{defaults, BashTools, Caller, CommandHandle, MonitorOptions, Notification, Pending};
+use crate::{BashTools, Caller, CommandHandle, Notification, Pending};
 use crate::{ShellId, TaskStatus, ToolDefinition, ToolResult};
 
 /// The sentence that promises a notification in the tools' texts.
@@ -113,21 +113,4 @@ impl Backend {
             None => default.min(max),
         }
     }
-}
-
-/// The builder's defaults of the options the server's flags set.
-pub(crate) fn builder_defaults() -> Option<super::Defaults> {
-    Some(super::Defaults {
-        default_timeout: defaults::DEFAULT_TIMEOUT,
-        max_timeout: defaults::MAX_TIMEOUT,
-        output_limit: defaults::OUTPUT_LIMIT,
-        kill_grace: defaults::KILL_GRACE,
-        block_timeout: defaults::BLOCK_TIMEOUT,
-        monitor_timeout: defaults::MONITOR_TIMEOUT,
-        monitor_max_timeout: defaults::MONITOR_MAX_TIMEOUT,
-        monitor_min_timeout: defaults::MONITOR_MIN_TIMEOUT,
-        monitor_unattended_max_timeout: defaults::MONITOR_UNATTENDED_MAX_TIMEOUT,
-        max_output_bytes: defaults::MAX_OUTPUT_BYTES,
-        monitor: MonitorOptions::default(),
-    })
 }

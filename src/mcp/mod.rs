@@ -79,41 +79,6 @@ pub use lines::MAX_LINE_BYTES;
 pub use options::{Deliver, Options};
 pub use protocol::{CLASSIC_VERSIONS, STATELESS_VERSION};
 
-/// The defaults of [`BashTools::builder`](crate::BashTools::builder) for
-/// the options `bashtools-mcp` has flags for, so its `--help` shows the
-/// library's own values: see [`defaults`].
-#[derive(Debug, Clone)]
-pub struct Defaults {
-    /// `default_timeout`.
-    pub default_timeout: std::time::Duration,
-    /// `max_timeout`.
-    pub max_timeout: std::time::Duration,
-    /// `output_limit`, in characters.
-    pub output_limit: usize,
-    /// `kill_grace`.
-    pub kill_grace: std::time::Duration,
-    /// `block_timeout`.
-    pub block_timeout: std::time::Duration,
-    /// `monitor_timeout`.
-    pub monitor_timeout: std::time::Duration,
-    /// `monitor_max_timeout`.
-    pub monitor_max_timeout: std::time::Duration,
-    /// `monitor_min_timeout`.
-    pub monitor_min_timeout: std::time::Duration,
-    /// `monitor_unattended_max_timeout`.
-    pub monitor_unattended_max_timeout: std::time::Duration,
-    /// `max_output_bytes`.
-    pub max_output_bytes: u64,
-    /// `monitor_options`.
-    pub monitor: crate::MonitorOptions,
-}
-
-/// The builder's defaults, read from a value built with them (`None` if
-/// that fails: no current directory, or no temp directory to write in).
-pub fn defaults() -> Option<Defaults> {
-    backend::builder_defaults()
-}
-
 /// The MCP server of one [`BashTools`], from
 /// [`BashTools::server`](crate::BashTools::server). Its tool calls are the
 /// tools' own, with recipient [`RECIPIENT`] (or [`UNHEARD_RECIPIENT`] for

@@ -4,7 +4,8 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use bashtools::mcp::{Defaults, Deliver, Options};
+use bashtools::defaults as d;
+use bashtools::mcp::{Deliver, Options};
 use bashtools::{BashTools, Builder, MonitorOptions, Sandbox, Tasks};
 
 /// What the command line asks for.
@@ -66,7 +67,6 @@ fn help() -> String {
          {USAGE}\n\nOptions:\n",
         env!("CARGO_PKG_VERSION")
     );
-    let defaults = bashtools::mcp::defaults();
     let options = Options::default();
     for (name, value, text) in FLAGS {
         let flag = if value.is_empty() {
@@ -74,7 +74,7 @@ fn help() -> String {
         } else {
             format!("{name} {value}")
         };
-        let default = default_of(name, defaults.as_ref(), &options)
+        let default = default_of(name, &options)
             .map(|d| format!(" (default {d})"))
             .unwrap_or_default();
         s.push_str(&format!("  {flag:<40} {text}{default}\n"));
@@ -93,29 +93,28 @@ fn secs_text(d: Duration) -> String {
 }
 
 /// The default of a flag with a value, from the library's own defaults.
-fn default_of(flag: &str, d: Option<&Defaults>, o: &Options) -> Option<String> {
+fn default_of(flag: &str, o: &Options) -> Option<String> {
     match flag {
         "--deliver" => return Some(o.delivery().as_str().to_string()),
         "--progress-interval-ms" => return Some(o.progress_every().as_millis().to_string()),
         "--max-line-bytes" => return Some(o.line_limit().to_string()),
         _ => {}
     }
-    let d = d?;
     Some(match flag {
-        "--default-timeout" => secs_text(d.default_timeout),
-        "--max-timeout" => secs_text(d.max_timeout),
-        "--output-limit" => d.output_limit.to_string(),
-        "--kill-grace" => secs_text(d.kill_grace),
-        "--block-timeout" => secs_text(d.block_timeout),
-        "--monitor-timeout" => secs_text(d.monitor_timeout),
-        "--monitor-max-timeout" => secs_text(d.monitor_max_timeout),
-        "--monitor-min-timeout" => secs_text(d.monitor_min_timeout),
-        "--monitor-unattended-max-timeout" => secs_text(d.monitor_unattended_max_timeout),
-        "--max-output-bytes" => d.max_output_bytes.to_string(),
-        "--batch-window-ms" => d.monitor.batch_window.as_millis().to_string(),
-        "--burst-limit" => d.monitor.burst_limit.to_string(),
-        "--line-limit" => d.monitor.line_limit.to_string(),
-        "--flood-timeout" => secs_text(d.monitor.flood_timeout),
+        "--default-timeout" => secs_text(d::DEFAULT_TIMEOUT),
+        "--max-timeout" => secs_text(d::MAX_TIMEOUT),
+        "--output-limit" => d::OUTPUT_LIMIT.to_string(),
+        "--kill-grace" => secs_text(d::KILL_GRACE),
+        "--block-timeout" => secs_text(d::BLOCK_TIMEOUT),
+        "--monitor-timeout" => secs_text(d::MONITOR_TIMEOUT),
+        "--monitor-max-timeout" => secs_text(d::MONITOR_MAX_TIMEOUT),
+        "--monitor-min-timeout" => secs_text(d::MONITOR_MIN_TIMEOUT),
+        "--monitor-unattended-max-timeout" => secs_text(d::MONITOR_UNATTENDED_MAX_TIMEOUT),
+        "--max-output-bytes" => d::MAX_OUTPUT_BYTES.to_string(),
+        "--batch-window-ms" => d::BATCH_WINDOW.as_millis().to_string(),
+        "--burst-limit" => d::BURST_LIMIT.to_string(),
+        "--line-limit" => d::LINE_LIMIT.to_string(),
+        "--flood-timeout" => secs_text(d::FLOOD_TIMEOUT),
         _ => return None,
     })
 }
