@@ -158,12 +158,17 @@ impl RealProcess {
     }
 
     fn targets(&self, keys: &[Key]) -> Targets {
-        let running = self.running.lock().clone();
+        // Only the pids of `keys`: the cost of a stop follows what it stops,
+        // not how many commands run.
+        let pids: Vec<Option<u32>> = {
+            let running = self.running.lock();
+            keys.iter().map(|k| running.get(k).copied()).collect()
+        };
         let mut t = Targets::default();
         let mut ended_sessions = Vec::new();
-        for &key in keys {
+        for (&key, pid) in keys.iter().zip(pids) {
             let in_cell = self.contain.in_cell(key);
-            match (running.get(&key), in_cell) {
+            match (pid.as_ref(), in_cell) {
                 (Some(&pid), true) => {
                     t.leaders.insert(pid);
                     t.cells.push(key);
