@@ -20,7 +20,31 @@ fn host() -> PathBuf {
     let debug = exe.parent().unwrap().parent().unwrap();
     let path = debug.join("examples").join("containment-host");
     assert!(path.exists(), "{} is built by cargo test", path.display());
+    // `cargo test --test containment` builds this test, not the examples:
+    // a host older than the library's sources would test old code.
+    let newest_source = newest(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let built = std::fs::metadata(&path).and_then(|m| m.modified()).unwrap();
+    assert!(
+        built >= newest_source,
+        "{} is older than the sources: run `cargo build --examples` (or the whole `cargo test`)",
+        path.display()
+    );
     path
+}
+
+/// The latest modification time of the files under `dir`.
+fn newest(dir: &std::path::Path) -> std::time::SystemTime {
+    let mut latest = std::time::SystemTime::UNIX_EPOCH;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let meta = entry.metadata().unwrap();
+        let t = if meta.is_dir() {
+            newest(&entry.path())
+        } else {
+            meta.modified().unwrap()
+        };
+        latest = latest.max(t);
+    }
+    latest
 }
 
 fn have(tool: &str) -> bool {

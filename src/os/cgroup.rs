@@ -15,12 +15,16 @@
 //!   `cgroup.kill` (SIGKILL to every member, atomically with respect to
 //!   forks). "Everything is gone" is `populated 0` in `cgroup.events`,
 //!   which the kernel signals to `poll(2)` (POLLPRI): no `/proc` scan.
-//! - A command joins its cell before any of its code runs: `posix_spawn`
-//!   cannot place a child in a cgroup (glibc 2.36 has no
-//!   `posix_spawnattr_setcgroup_np`, and `clone3(CLONE_INTO_CGROUP)` would
-//!   mean a fork-style spawn), so bash moves itself, from a startup file
-//!   (`BASH_ENV`) that writes `0` to the cell's `cgroup.procs` and then
-//!   restores the user's own `BASH_ENV`.
+//! - A command is created inside its cell (`clone3(2)` with
+//!   `CLONE_INTO_CGROUP`, `clone3.rs`), so none of its code runs elsewhere.
+//!   Where the kernel cannot (no `clone3`, or bash not found by an absolute
+//!   path), bash moves itself from a startup file (`BASH_ENV`) that writes
+//!   `0` to the cell's `cgroup.procs` and then restores the user's own
+//!   `BASH_ENV` (glibc 2.36's `posix_spawn` cannot place a child in a
+//!   cgroup).
+//! - Cells are never reused (one reused after `cgroup.kill` was seen to
+//!   kill the next command put in it); the next command's cell is made
+//!   ahead, while the current one runs (`contain.rs`).
 
 use std::collections::HashSet;
 use std::ffi::OsString;

@@ -85,6 +85,9 @@ pub(crate) struct CellEntry {
 pub(crate) struct Contain {
     jail: Option<Jail>,
     holds: Mutex<Holds>,
+    /// A cell made ahead, never used: the next command's, so making one is
+    /// off the path of a command's start (see [`Contain::make_spare`]).
+    spare: Mutex<Option<(Cell, File)>>,
     /// Stops what is left if the owner dies (`None` if it could not start).
     /// Held only for its socket: dropped last, after the jail is gone.
     _keeper: Option<Keeper>,
@@ -123,6 +126,7 @@ impl Contain {
         Contain {
             jail,
             holds: Mutex::new(Holds::default()),
+            spare: Mutex::new(None),
             _keeper: keeper,
             mark,
         }
@@ -154,17 +158,15 @@ impl Contain {
     /// command to its session.
     pub(crate) fn enter(&self, key: u64) -> Entering {
         self.prune_cells();
+        let spare = self.spare.lock().take();
         let cell = self.jail.as_ref().and_then(|j| {
+            if let Some((cell, file)) = spare {
+                return Some((cell, file, j));
+            }
             // A new cell each time: a cell reused after `cgroup.kill` was
             // seen to kill the next command put in it.
-            let cell = j.cell().ok()?;
-            match cell.open() {
-                Ok(file) => Some((cell, file, j)),
-                Err(_) => {
-                    let _ = cell.remove();
-                    None
-                }
-            }
+            let (cell, file) = new_cell(j)?;
+            Some((cell, file, j))
         });
         let mut holds = self.holds.lock();
         match cell {
@@ -204,6 +206,29 @@ impl Contain {
         }
     }
 
+    /// Makes the next command's cell now, if there is none: called once a
+    /// command has started, while its caller would only wait, so the
+    /// `mkdir` is not on the way of the next start. A spare cell never
+    /// held a process (unlike a reused one, it has never been killed).
+    pub(crate) fn make_spare(&self) {
+        let Some(jail) = &self.jail else {
+            return;
+        };
+        if self.spare.lock().is_some() {
+            return;
+        }
+        let made = new_cell(jail);
+        let mut spare = self.spare.lock();
+        match (spare.is_none(), made) {
+            (true, made) => *spare = made,
+            (false, Some((cell, _))) => {
+                drop(spare);
+                let _ = cell.remove();
+            }
+            (false, None) => {}
+        }
+    }
+
     /// Command `key` was spawned as `pid`.
     pub(crate) fn spawned(&self, key: u64, pid: u32) {
         if let Some(Hold::Session { sid, .. }) =
@@ -226,15 +251,19 @@ impl Contain {
     }
 
     /// The leader of `key` has been reaped (called from the reaper's hook:
-    /// quick). `on_gone` runs once nothing of it can run any more: now, or
-    /// when its lingering tree is gone. Returns whether anything of it may
-    /// still run.
-    pub(crate) fn leader_exited(&self, key: u64, on_gone: OnGone) -> bool {
+    /// quick). `on_gone` runs once nothing of it can run any more: when the
+    /// returned [`LeaderEnded`] is finished, or when its lingering tree is
+    /// gone. The command's state is settled here; the removal of an empty
+    /// cell waits for [`LeaderEnded::finish`], so whoever waits for the
+    /// exit can be woken first.
+    pub(crate) fn leader_exited(&self, key: u64, on_gone: OnGone) -> LeaderEnded {
         let mut holds = self.holds.lock();
         let Some(entry) = holds.by_key.get_mut(&key) else {
             drop(holds);
-            on_gone();
-            return false;
+            return LeaderEnded {
+                gone: None,
+                on_gone: Some(on_gone),
+            };
         };
         entry.on_gone = Some(on_gone);
         let (lingers, session) = match &mut entry.hold {
@@ -251,24 +280,16 @@ impl Contain {
         if session {
             holds.ended_sessions += 1;
         }
-        // Dropped outside the lock: its on_gone may take other locks.
-        let mut gone = (!lingers).then(|| holds.by_key.remove(&key)).flatten();
-        let ended = Hold::Session {
-            sid: 0,
-            exited: true,
-        };
-        if let Some(Hold::Cell { cell, .. }) =
-            gone.as_mut().map(|e| std::mem::replace(&mut e.hold, ended))
-        {
-            let _ = cell.remove();
-        }
+        let gone = (!lingers).then(|| holds.by_key.remove(&key)).flatten();
         let prune = holds.ended_sessions > 2 * holds.after_prune + 64;
         drop(holds);
-        drop(gone);
         if prune {
             self.prune_sessions();
         }
-        lingers
+        LeaderEnded {
+            gone,
+            on_gone: None,
+        }
     }
 
     /// Whether `key`'s leader has ended while processes it started still run.
@@ -448,12 +469,55 @@ impl Contain {
     }
 }
 
+/// What is left to do once a leader has ended: remove its cell if it is
+/// empty, and run its `on_gone` if nothing of it can run any more.
+#[must_use = "finish() removes the cell and runs on_gone"]
+pub(crate) struct LeaderEnded {
+    gone: Option<Entry>,
+    on_gone: Option<OnGone>,
+}
+
+impl LeaderEnded {
+    /// Removes the empty cell and runs `on_gone` (outside every lock:
+    /// it may take others).
+    pub(crate) fn finish(mut self) {
+        if let Some(mut entry) = self.gone.take() {
+            let ended = Hold::Session {
+                sid: 0,
+                exited: true,
+            };
+            if let Hold::Cell { cell, .. } = std::mem::replace(&mut entry.hold, ended) {
+                let _ = cell.remove();
+            }
+        }
+        if let Some(f) = self.on_gone.take() {
+            f();
+        }
+    }
+}
+
+/// A new cell under `jail`, open; `None` if it cannot be made (the
+/// command then keeps to its session).
+fn new_cell(jail: &Jail) -> Option<(Cell, File)> {
+    let cell = jail.cell().ok()?;
+    match cell.open() {
+        Ok(file) => Some((cell, file)),
+        Err(_) => {
+            let _ = cell.remove();
+            None
+        }
+    }
+}
+
 impl Drop for Contain {
     /// The last line of defense: whatever is still in the jail is killed
     /// and the jail removed.
     fn drop(&mut self) {
         // Every entry's on_gone runs: nothing is held any more.
         self.holds.lock().by_key.clear();
+        if let Some((cell, _)) = self.spare.lock().take() {
+            let _ = cell.remove();
+        }
         if let Some(jail) = &self.jail {
             jail.destroy(Instant::now() + Duration::from_secs(10));
         }

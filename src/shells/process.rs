@@ -107,12 +107,19 @@ fn start(
         },
         Box::new(move |exit| {
             on_exit_running.lock().remove(&key);
-            // An empty cell is removed now; `on_gone` (the output cap's
-            // end) waits while a lingering tree can write.
-            on_exit_contain.leader_exited(key, on_gone);
-            on_exit(exit)
+            // The state first, then whoever waits is woken, then an empty
+            // cell is removed; `on_gone` (the output cap's end) waits
+            // while a lingering tree can write.
+            let ended = on_exit_contain.leader_exited(key, on_gone);
+            // Not held while the waiter runs: an owner dropped by it goes
+            // (and removes its cgroup) at once.
+            drop(on_exit_contain);
+            on_exit(exit);
+            ended.finish();
         }),
     )?;
+    // The next command's cell is made while this one runs.
+    shared.contain.make_spare();
     Ok((pid, pidfd))
 }
 
