@@ -460,3 +460,69 @@ fn commands_after_one_stopped_by_sigkill_run_normally() {
         assert_gone(&pgids);
     }
 }
+
+// ---- never the wrong process ----------------------------------------------
+
+/// Pid reuse, forced in a pid namespace of its own with `ns_last_pid`:
+/// unrelated processes get the pid, and the group and session, of ended
+/// commands (`tests/helpers/host.rs`, case `pid-reuse`); `stop_all` and
+/// drop leave them alone.
+fn pid_reuse_signals_nobody_else(session_mode: bool) {
+    let probe = Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "sh", "-c"])
+        .arg("echo 100 > /proc/sys/kernel/ns_last_pid")
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        // Nothing can force a pid to be reused here: what is checked
+        // without it is that the tools' own commands are stopped (the
+        // escape and lingering tests).
+        eprintln!(
+            "SKIP: no pid namespace with a writable ns_last_pid here (needs root and unshare)"
+        );
+        return;
+    }
+    let mut cmd = Command::new("unshare");
+    // sh as the namespace's init, so the host is not PID 1 (whose signals
+    // the kernel treats apart) and orphans have a reaper.
+    cmd.args([
+        "--pid",
+        "--fork",
+        "--mount-proc",
+        "sh",
+        "-c",
+        "\"$0\" pid-reuse; true",
+    ])
+    .arg(host());
+    if session_mode {
+        cmd.env("BASHTOOLS_CONTAINMENT", "session");
+    } else {
+        cmd.env_remove("BASHTOOLS_CONTAINMENT");
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    let mode = if session_mode { "Session" } else { "Cgroup" };
+    if !session_mode && !text.contains("mode=Cgroup") {
+        assert!(
+            std::env::var_os("BASHTOOLS_TEST_REQUIRE_CGROUP").is_none(),
+            "cgroup mode is required here (.ci/run): {text}"
+        );
+        eprintln!("SKIP: no cgroup v2 can be made here: the session mode is tested instead");
+        return;
+    }
+    assert!(text.contains(&format!("mode={mode}\n")), "{text}");
+    assert!(text.contains("reused_pid=true\n"), "{text}");
+    assert!(text.contains("reused_group=true\n"), "{text}");
+    assert!(text.contains("after_stop_all=true\n"), "stop_all: {text}");
+    assert!(text.contains("after_drop=true\n"), "drop: {text}");
+}
+
+#[test]
+fn pid_reuse_never_signals_an_unrelated_process_in_cgroup_mode() {
+    pid_reuse_signals_nobody_else(false);
+}
+
+#[test]
+fn pid_reuse_never_signals_an_unrelated_process_in_session_mode() {
+    pid_reuse_signals_nobody_else(true);
+}

@@ -55,17 +55,49 @@ pub(crate) fn live_members(pgids: &HashSet<u32>) -> Vec<(u32, u32)> {
 }
 
 /// Of the groups `pgids`, whose leaders we have reaped, those that still
-/// have live members and are still ours. A group id stays allocated while any
-/// process uses it, so a group with members has existed without a break
-/// since its leader ran — unless the number was freed and given out again
-/// in between, which can only happen after some process got the pid itself:
-/// a group whose number is a live pid now is not ours, and is left alone.
-pub(crate) fn lingering(pgids: &HashSet<u32>) -> HashSet<u32> {
+/// have live members and are still ours. A group id stays allocated while
+/// any process uses it, so a group with members of ours has existed without
+/// a break since its leader ran; but once the last one is gone the number
+/// may be given out again (pid reuse), and an unrelated process may then
+/// lead a session of that number, or leave a child in it and exit. So a
+/// group counts as ours only while a member carries `mark` (the owner's
+/// `NAME=VALUE`, which every command passes on to what it starts) in its
+/// environment, and no live process holds the number as its pid.
+pub(crate) fn lingering(pgids: &HashSet<u32>, mark: &[u8]) -> HashSet<u32> {
     live_members(pgids)
         .into_iter()
+        .filter(|&(pid, g)| stat_of(g).is_none() && carries(pid, mark))
         .map(|(_, g)| g)
-        .filter(|&g| stat_of(g).is_none())
         .collect()
+}
+
+/// Whether the environment `pid` was started with holds `mark` as one of
+/// its `NAME=VALUE` entries (`/proc/PID/environ`).
+fn carries(pid: u32, mark: &[u8]) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|kv| kv == mark))
+}
+
+/// Signals what is left of session `sid` whose leader we have reaped: the
+/// group (`killpg`) and every member that left it, but only with proof that
+/// the number is still ours — a member that carries `mark`, checked after
+/// a pidfd of it is open (so the check is about the process the pidfd
+/// holds), and no live process with the number as its pid (see
+/// [`lingering`]). Without such a member nothing is signalled.
+pub(crate) fn signal_lingering(sid: u32, signal: Signal, mark: &[u8]) {
+    let one: HashSet<u32> = [sid].into();
+    let anchored = live_members(&one).into_iter().any(|(pid, _)| {
+        let Some(_fd) = pidfd_open(pid) else {
+            return false;
+        };
+        stat_of(sid).is_none()
+            && carries(pid, mark)
+            && matches!(stat_of(pid), Some((st, g, s)) if (g == sid || s == sid) && st != 'Z')
+    });
+    if anchored {
+        killpg_checked(sid, signal);
+        signal_session(sid, signal);
+    }
 }
 
 /// (state, pgrp, session) of a process from `/proc/PID/stat`.

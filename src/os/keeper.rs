@@ -131,7 +131,10 @@ impl Keeper {
         )?;
         let ticks = grace.as_millis().div_ceil(50).max(1);
         let mut cmd = Command::new("bash");
-        cmd.arg("-c")
+        // --norc: bash whose stdin is a socket takes itself for a shell run
+        // by rshd and sources /etc/bash.bashrc and ~/.bashrc, whatever they
+        // do (a `pyenv init` there was seen to hang every keeper).
+        cmd.args(["--norc", "-c"])
             .arg(SCRIPT)
             .arg("bashtools-keeper")
             .arg(jail.map_or(Path::new(""), |j| j))

@@ -254,20 +254,20 @@ impl Process for RealProcess {
     }
 
     /// Sessions: through the reaper while the leader is unreaped (a pid we
-    /// own cannot have been recycled), else only if `/proc` still shows
-    /// live members of the group, which keep its number from being reused;
-    /// and every member that left the group but not the session. Cells:
+    /// own cannot have been recycled), else only while a live member still
+    /// carries the owner's mark (`group::signal_lingering`: the number may
+    /// have been given out again); and every member that left the group but
+    /// not the session. Cells:
     /// every member, the unreaped leader through the reaper.
     fn signal(&self, keys: &[Key], signal: Signal) {
         let t = self.targets(keys);
         for &sid in &t.sessions {
-            if !reaper::get().is_some_and(|r| r.signal_group(sid, signal)) {
-                let one: HashSet<u32> = [sid].into();
-                if !group::live_members(&one).is_empty() {
-                    group::killpg_checked(sid, signal);
-                }
+            if reaper::get().is_some_and(|r| r.signal_group(sid, signal)) {
+                group::signal_session(sid, signal);
+            } else {
+                // Reaped: the number may have been given out again.
+                group::signal_lingering(sid, signal, self.contain.mark_entry());
             }
-            group::signal_session(sid, signal);
         }
         if let Some(reaper) = reaper::get() {
             for &pid in &t.leaders {

@@ -15,6 +15,7 @@ fn main() {
         "sigchld-blocked" => sigchld_blocked(),
         "sigchld-ignored" => sigchld_ignored(),
         "die" => die(&std::env::args().nth(2).expect("a marker")),
+        "pid-reuse" => pid_reuse(),
         other => {
             eprintln!("containment-host: unknown case {other:?}");
             std::process::exit(2);
@@ -141,4 +142,99 @@ fn sigchld_ignored() {
     }
     let gone = !std::path::Path::new(&proc_dir).exists();
     println!("own_child={}", if gone { "reaped" } else { "zombie" });
+}
+
+/// Inside a pid namespace of its own (`unshare --pid --fork --mount-proc`,
+/// as root, so `ns_last_pid` can be written): two commands end, each after
+/// a `cmd &` of its own has ended too; then unrelated processes get their
+/// numbers — one the pid of the first command's leader (a session leader
+/// of its own), one the group and session of the second's without its pid
+/// (its leader exited, its child runs on). `stop_all` and drop must leave
+/// both alive.
+fn pid_reuse() {
+    use std::os::unix::process::CommandExt;
+    let tools = BashTools::builder()
+        .kill_grace(std::time::Duration::from_millis(500))
+        .build()
+        .expect("tools");
+    println!("mode={:?}", tools.containment());
+    let me = Caller::default();
+    let mut former = Vec::new();
+    for _ in 0..2 {
+        let r = tools.bash(
+            &json!({"command": "(sleep 0.05; :) & echo $$", "timeout": 20}),
+            &me,
+        );
+        former.push(r.text.trim().parse::<i32>().expect("the leader's pid"));
+    }
+    // Everything of both commands has ended: no process is in their groups.
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while former.iter().any(|&p| in_group(p)) {
+        assert!(std::time::Instant::now() < end, "the commands never ended");
+        let _ = crossbeam_channel::never::<()>().recv_timeout(std::time::Duration::from_millis(10));
+    }
+    let spawn_as = |pid: i32, script: &str| {
+        std::fs::write("/proc/sys/kernel/ns_last_pid", format!("{}", pid - 1))
+            .expect("write ns_last_pid");
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", script]);
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::unistd::setsid()?;
+                Ok(())
+            })
+        };
+        cmd.spawn().expect("an unrelated process")
+    };
+    // The first: pid, group and session all equal to the first leader's.
+    let a = spawn_as(former[0], "exec sleep 1000");
+    // The second: the group and session of the second leader's number,
+    // held by a child whose parent (the number's holder) has exited.
+    let mut b = spawn_as(former[1], "sleep 1000 & exit 0");
+    let b_pid = b.id() as i32;
+    b.wait().expect("the holder exits");
+    // Forked before its parent exited: it runs now.
+    let b_child = group_members(b_pid)[0];
+    println!("reused_pid={}", a.id() as i32 == former[0]);
+    println!("reused_group={}", b_pid == former[1]);
+    tools.stop_all();
+    println!("after_stop_all={}", alive(a.id() as i32) && alive(b_child));
+    drop(tools);
+    println!("after_drop={}", alive(a.id() as i32) && alive(b_child));
+    for pid in [a.id() as i32, b_child] {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let mut a = a;
+    let _ = a.wait();
+}
+
+/// `(pgrp, session, state)` of `pid`, from `/proc`.
+fn stat_of(pid: i32) -> Option<(i32, i32, char)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    Some((f[2].parse().ok()?, f[3].parse().ok()?, f[0].chars().next()?))
+}
+
+fn alive(pid: i32) -> bool {
+    stat_of(pid).is_some_and(|(.., state)| state != 'Z' && state != 'X')
+}
+
+/// Live processes whose group or session is `id`.
+fn group_members(id: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&p| {
+            stat_of(p).is_some_and(|(g, s, st)| (g == id || s == id) && st != 'Z' && st != 'X')
+        })
+        .collect()
+}
+
+fn in_group(id: i32) -> bool {
+    !group_members(id).is_empty()
 }
