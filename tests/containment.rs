@@ -526,3 +526,66 @@ fn pid_reuse_never_signals_an_unrelated_process_in_cgroup_mode() {
 fn pid_reuse_never_signals_an_unrelated_process_in_session_mode() {
     pid_reuse_signals_nobody_else(true);
 }
+
+// ---- the cap is never silently off ----------------------------------------
+
+/// With every inotify instance of the user used up before the first
+/// command, the cap is kept by polling, and the results say the commands
+/// were stopped for it. The host runs as a uid of its own (root only), so
+/// the instances it uses up are nobody else's.
+#[test]
+fn the_output_cap_holds_without_an_inotify_instance() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: a plain syscall.
+    if unsafe { nix::libc::geteuid() } != 0 {
+        eprintln!(
+            "SKIP: needs root, to run the host as a user whose inotify instances it may use up"
+        );
+        return;
+    }
+    let scratch = Scratch::new("no-inotify");
+    std::fs::set_permissions(&scratch.0, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // A uid nothing else runs as.
+    let uid = 3_900_000_000 + std::process::id() % 100_000;
+    let out = Command::new(host())
+        .args(["cap-no-inotify"])
+        .arg(&scratch.0)
+        .current_dir(&scratch.0)
+        .uid(uid)
+        .gid(uid)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        text.contains("held_instances=") && !text.contains("held_instances=0\n"),
+        "{text}"
+    );
+    assert!(text.contains("no_inotify_foreground=capped\n"), "{text}");
+    assert!(text.contains("no_inotify_background=capped\n"), "{text}");
+    assert!(text.contains("no_inotify_moved=capped\n"), "{text}");
+}
+
+/// With the descriptor table nearly full (`RLIMIT_NOFILE` lowered in a host
+/// of its own, 0 to 7 descriptors left), a command either fails to start,
+/// saying so, or is stopped for the cap: never does it write on uncapped.
+#[test]
+fn the_output_cap_holds_with_few_descriptors_left() {
+    let out = Command::new(host()).arg("cap-nofile").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    let verdicts: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("free")?.split_once('=').map(|(_, v)| v))
+        .collect();
+    assert_eq!(verdicts.len(), 8, "{text}");
+    assert!(
+        verdicts
+            .iter()
+            .all(|&v| v == "capped" || v == "not-started"),
+        "{text}"
+    );
+    assert!(verdicts.contains(&"capped"), "{text}");
+}

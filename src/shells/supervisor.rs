@@ -235,6 +235,7 @@ impl Supervisor {
         let id = next_id();
         let renamed = shell.output.with_file_name(format!("{id}.output"));
         if std::fs::rename(&shell.output, &renamed).is_ok() {
+            cap::renamed(&shell.output, &renamed);
             shell.output = renamed;
         }
         let output = shell.output.clone();

@@ -16,6 +16,8 @@ fn main() {
         "sigchld-ignored" => sigchld_ignored(),
         "die" => die(&std::env::args().nth(2).expect("a marker")),
         "pid-reuse" => pid_reuse(),
+        "cap-no-inotify" => cap_no_inotify(),
+        "cap-nofile" => cap_nofile(),
         other => {
             eprintln!("containment-host: unknown case {other:?}");
             std::process::exit(2);
@@ -237,4 +239,139 @@ fn group_members(id: i32) -> Vec<i32> {
 
 fn in_group(id: i32) -> bool {
     !group_members(id).is_empty()
+}
+
+/// A command that writes 5 MB under a cap of 100 000 bytes, in the
+/// foreground and in the background: both must be stopped for the cap, as
+/// their results say.
+fn cap_run(tools: &BashTools, name: &str) {
+    let me = Caller::default();
+    let r = tools.bash(
+        &json!({"command": "for i in $(seq 50); do head -c 100000 /dev/zero; sleep 0.02; done; echo ran-on", "timeout": 60}),
+        &me,
+    );
+    println!("{name}_foreground={}", verdict(&r.text));
+    let r = tools.bash(
+        &json!({"command": "for i in $(seq 50); do head -c 100000 /dev/zero; sleep 0.02; done; echo ran-on", "run_in_background": true}),
+        &me,
+    );
+    let id = r.task_id.clone().unwrap_or_default();
+    let mut text = String::new();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while verdict(&text) == "running" && std::time::Instant::now() < end {
+        text = tools
+            .bash_output(&json!({"bash_id": id, "block": true, "timeout": 5}))
+            .text;
+    }
+    println!("{name}_background={}", verdict(&text));
+    // Moved to the background at its timeout, its file renamed, then it
+    // writes: the cap follows the file to its new name.
+    let r = tools.bash(
+        &json!({"command": "sleep 2; for i in $(seq 50); do head -c 100000 /dev/zero; sleep 0.02; done; echo ran-on", "timeout": 1}),
+        &me,
+    );
+    let id = r.task_id.clone().unwrap_or_default();
+    let mut text = String::new();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while verdict(&text) == "running" && std::time::Instant::now() < end {
+        text = tools
+            .bash_output(&json!({"bash_id": id, "block": true, "timeout": 5}))
+            .text;
+    }
+    println!("{name}_moved={}", verdict(&text));
+}
+
+fn verdict(text: &str) -> &'static str {
+    if text.contains("max_output_bytes") {
+        "capped"
+    } else if text.contains("ran-on") {
+        "ran-on"
+    } else {
+        "running"
+    }
+}
+
+/// The user's inotify instances used up before the first command: the cap
+/// is kept by polling. Run as a user of its own (the test picks an unused
+/// uid), so the instances used up are nobody else's.
+fn cap_no_inotify() {
+    let mut held = Vec::new();
+    while let Ok(fd) = nix::sys::inotify::Inotify::init(nix::sys::inotify::InitFlags::IN_CLOEXEC) {
+        held.push(fd);
+        if held.len() > 100_000 {
+            break;
+        }
+    }
+    println!("held_instances={}", held.len());
+    let tools = BashTools::builder()
+        .max_output_bytes(100_000)
+        .output_root(std::env::args().nth(2).expect("an output root"))
+        .build()
+        .expect("tools");
+    cap_run(&tools, "no_inotify");
+}
+
+/// `RLIMIT_NOFILE` so low that, once the tools run, only `free` descriptors
+/// are left (for `free` from 0 up): whenever a command still starts, the cap
+/// holds — by inotify where a descriptor was left for the watch's handle,
+/// else by polling.
+fn cap_nofile() {
+    let tools = BashTools::builder()
+        .max_output_bytes(100_000)
+        .build()
+        .expect("tools");
+    // Warm up: the reaper, the timer and the watcher exist before the limit.
+    let me = Caller::default();
+    tools.bash(&json!({"command": "true"}), &me);
+    let highest = std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(2);
+    let hard = nofile(None).rlim_max;
+    for free in 0..8 {
+        // A limit a little above what is open, every slot under it taken
+        // (gaps included), then `free` of them given back.
+        nofile(Some(highest + 16));
+        let mut filler = Vec::new();
+        while let Ok(f) = std::fs::File::open("/dev/null") {
+            filler.push(f);
+        }
+        filler.truncate(filler.len().saturating_sub(free));
+        let r = tools.bash(
+            &json!({"command": "for i in $(seq 50); do head -c 100000 /dev/zero; sleep 0.02; done; echo ran-on", "timeout": 60}),
+            &me,
+        );
+        nofile(Some(hard));
+        drop(filler);
+        let verdict = if r.is_error && !r.text.contains("max_output_bytes") {
+            "not-started"
+        } else {
+            verdict(&r.text)
+        };
+        eprintln!("free{free}: {}", r.text.lines().last().unwrap_or(""));
+        println!("free{free}={verdict}");
+    }
+}
+
+/// `RLIMIT_NOFILE`: sets its soft limit to `soft` if given; returns it as it
+/// was.
+fn nofile(soft: Option<u64>) -> nix::libc::rlimit {
+    let mut old = nix::libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain syscalls on a struct we own.
+    unsafe {
+        assert_eq!(nix::libc::getrlimit(nix::libc::RLIMIT_NOFILE, &mut old), 0);
+        if let Some(soft) = soft {
+            let new = nix::libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: old.rlim_max,
+            };
+            assert_eq!(nix::libc::setrlimit(nix::libc::RLIMIT_NOFILE, &new), 0);
+        }
+    }
+    old
 }
