@@ -589,3 +589,81 @@ fn the_output_cap_holds_with_few_descriptors_left() {
     );
     assert!(verdicts.contains(&"capped"), "{text}");
 }
+
+// ---- a full disk ------------------------------------------------------------
+
+/// A tmpfs of its own, unmounted however the test ends.
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// On a full disk (a 1 MiB tmpfs, filled up), a command's result says its
+/// output was lost instead of claiming it had none; with space again, the
+/// output is back and the note gone.
+#[test]
+fn a_full_disk_is_reported_as_lost_output() {
+    let scratch = Scratch::new("full-disk");
+    let disk = scratch.path("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "none"])
+        .arg(&disk)
+        .output();
+    if !mounted.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP: no tmpfs can be mounted here (needs root): {mounted:?}");
+        return;
+    }
+    let disk = Mounted(disk);
+    let tools = builder().output_root(&disk.0).build().unwrap();
+    // Fill it: the write stops short with ENOSPC.
+    let filler = disk.0.join("filler");
+    let err = std::fs::write(&filler, vec![0u8; 2 << 20]).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(nix::libc::ENOSPC), "{err}");
+    // The write fails, and so does echo (bash's builtin returns 1).
+    let r = bash(&tools, json!({"command": "echo hello"}));
+    assert_eq!(
+        (r.text.as_str(), r.is_error),
+        ("Exit code 1\n[output lost: no space left on device]", true)
+    );
+    // A command that ignores the failed write still completes.
+    let r = bash(&tools, json!({"command": "echo hello || true"}));
+    assert_eq!(
+        (r.text.as_str(), r.is_error),
+        ("[output lost: no space left on device]", false)
+    );
+    // In the background: bash_output says so once the shell has ended.
+    let r = bash(
+        &tools,
+        json!({"command": "echo hello", "run_in_background": true}),
+    );
+    let id = id_of(&r);
+    let r = tools.bash_output(&json!({"bash_id": id, "block": true, "timeout": 30}));
+    assert_eq!(
+        r.text,
+        "<status>failed</status>\n<exit_code>1</exit_code>\n[output may be incomplete: no space left on device]"
+    );
+    std::fs::remove_file(&filler).unwrap();
+    let r = bash(&tools, json!({"command": "echo hello"}));
+    assert_eq!(r.text, "hello");
+    // Output that fills the disk itself: what was written is shown, and
+    // the note says its end may be missing.
+    let r = bash(
+        &tools,
+        json!({"command": "yes hello | head -c 2000000; true"}),
+    );
+    assert!(r.text.starts_with("hello\nhello\n"), "{}", &r.text[..100]);
+    assert!(
+        r.text
+            .ends_with("\n[output may be incomplete: no space left on device]"),
+        "{}",
+        &r.text[r.text.len() - 100..]
+    );
+    // Its file is gone with its result: there is space again.
+    let r = bash(&tools, json!({"command": "echo hello"}));
+    assert_eq!(r.text, "hello");
+    drop(tools);
+}
