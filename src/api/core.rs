@@ -225,16 +225,7 @@ impl Core {
             call: caller.get_call().map(str::to_string),
             detached: caller.is_detached(),
         };
-        let key = self
-            .start_shell(
-                new,
-                &cwd,
-                Stdio {
-                    stdout: None,
-                    leader_pidfd: false,
-                },
-            )?
-            .key;
+        let key = self.start_shell(new, &cwd, Stdio { stdout: None })?.key;
         match id {
             Some(id) => {
                 let output_file = self.output_of(key).unwrap_or_default();
