@@ -320,18 +320,23 @@ impl Contain {
     }
 
     /// The sessions of ended leaders among `keys` that still have members
-    /// (not recycled: see `group::lingering`).
-    pub(crate) fn lingering_sessions(&self, keys: &[u64]) -> HashSet<u32> {
-        let sids: HashSet<u32> = {
+    /// (not recycled: see `group::lingering`), with their keys: one `/proc`
+    /// scan for all of them.
+    pub(crate) fn lingering_sessions(&self, keys: &[u64]) -> Vec<(u64, u32)> {
+        let sids: Vec<(u64, u32)> = {
             let holds = self.holds.lock();
             keys.iter()
-                .filter_map(|k| match holds.by_key.get(k).map(|e| &e.hold) {
-                    Some(&Hold::Session { sid, exited: true }) if sid != 0 => Some(sid),
+                .filter_map(|&k| match holds.by_key.get(&k).map(|e| &e.hold) {
+                    Some(&Hold::Session { sid, exited: true }) if sid != 0 => Some((k, sid)),
                     _ => None,
                 })
                 .collect()
         };
-        group::lingering(&sids, &self.mark_entry)
+        if sids.is_empty() {
+            return sids;
+        }
+        let live = group::lingering(&sids.iter().map(|&(_, s)| s).collect(), &self.mark_entry);
+        sids.into_iter().filter(|(_, s)| live.contains(s)).collect()
     }
 
     /// Sends `signal` to every member of the cells of `keys` except the
