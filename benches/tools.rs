@@ -27,6 +27,10 @@ impl Mode {
 }
 
 fn main() {
+    // The host that the `keeper` case SIGKILLs: this binary, run again.
+    if std::env::args().nth(1).as_deref() == Some("--host-to-kill") {
+        host_to_kill(&std::env::args().nth(2).expect("a marker"));
+    }
     let quick = std::env::args().any(|a| a == "--quick");
     let only: Option<String> = std::env::args()
         .skip(1)
@@ -39,7 +43,7 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     type Case = (&'static str, fn(&Mode));
-    let cases: [Case; 9] = [
+    let cases: [Case; 11] = [
         ("true", fg_true),
         ("sandbox", sandbox_true),
         ("contain", containment_true),
@@ -48,6 +52,8 @@ fn main() {
         ("notify", notify_latency),
         ("thousand", thousand_shells),
         ("kill", kill_latency),
+        ("stop", stop_scaling),
+        ("keeper", keeper),
         ("monitor", monitor_lines),
     ];
     for (name, case) in cases {
@@ -596,4 +602,252 @@ fn monitor_lines(mode: &Mode) {
         "<= batch_window + 5 ms",
     );
     over("line → notification, p99", l.p99, window, "");
+}
+
+/// `kill_shell` of one shell, and `stop_all`, with 1, 100 and 1 000 live
+/// shells (200 at most in quick mode): the cost per shell stopped must stay
+/// flat as the count grows. Each shell is a `sleep` that obeys TERM, so the
+/// grace is never waited out: what is timed is the bookkeeping and the
+/// signalling.
+fn stop_scaling(mode: &Mode) {
+    let counts: &[usize] = if mode.quick {
+        &[1, 100, 200]
+    } else {
+        &[1, 100, 1000]
+    };
+    let kills = mode.n(20, 5);
+    let t = BashTools::builder()
+        .kill_grace(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    header(&format!(
+        "stopping with N live shells ({:?} mode), per shell stopped",
+        t.containment()
+    ));
+    let start_n = |n: usize| -> Vec<String> {
+        (0..n)
+            .map(|_| {
+                let r = t.bash(
+                    &json!({"command": "exec sleep 1000", "run_in_background": true}),
+                    &me(),
+                );
+                assert!(!r.is_error, "{}", r.text);
+                r.task_id.expect("an ID")
+            })
+            .collect()
+    };
+    for &n in counts {
+        // kill_shell of one shell while n are live (a fresh one each time,
+        // so n stay live through the samples).
+        let mut ids = start_n(n);
+        let mut lat = Vec::new();
+        for _ in 0..kills {
+            let id = ids.pop().unwrap();
+            let s = Instant::now();
+            let r = t.kill_shell(&json!({"shell_id": id}));
+            lat.push(s.elapsed());
+            assert!(!r.is_error, "{}", r.text);
+            ids.extend(start_n(1));
+        }
+        let k = stats(lat);
+        row(
+            &format!("`kill_shell` of one, {n} live: median / p99"),
+            &format!("{} / {}", ms(k.median), ms(k.p99)),
+            "",
+            "",
+            "flat in N",
+        );
+        let s = Instant::now();
+        t.stop_all();
+        let all = s.elapsed();
+        assert!(t.background_pids().is_empty());
+        row(
+            &format!("`stop_all` of {n}: total, per shell"),
+            &format!("{}, {}", ms(all), ms(all / n as u32)),
+            "",
+            "",
+            "per shell flat in N",
+        );
+    }
+}
+
+/// The keeper's memory (the RSS of its bash, from `/proc`), and the time
+/// from the host's SIGKILL to "nothing left": a host (this binary, run
+/// again) with a background shell, a foreground `cmd &`, a `setsid` escape
+/// and a shell that ignores TERM (kill_grace 1 s) is SIGKILLed; the clock
+/// stops when the last of them is gone and the output directory removed.
+fn keeper(mode: &Mode) {
+    let runs = mode.n(5, 2);
+    header("the keeper");
+    let (mut obeying, mut all, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+    for run in 0..runs {
+        let m = format!("1000.{}{run:03}", std::process::id());
+        let exe = std::env::current_exe().unwrap();
+        let mut host = Command::new(exe)
+            .args(["--host-to-kill", &m])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut said = String::new();
+        {
+            use std::io::BufRead;
+            let mut out = std::io::BufReader::new(host.stdout.take().unwrap());
+            loop {
+                let mut line = String::new();
+                if out.read_line(&mut line).unwrap() == 0 || line == "ready\n" {
+                    break;
+                }
+                said.push_str(&line);
+            }
+        }
+        let field = |k: &str| {
+            said.lines()
+                .find_map(|l| l.strip_prefix(k))
+                .unwrap_or_default()
+                .to_string()
+        };
+        let outdir = std::path::PathBuf::from(field("outdir="));
+        let keeper: u32 = field("keeper=").parse().expect("the keeper's pid");
+        rss.push(rss_of(keeper));
+        let killed = Instant::now();
+        host.kill().unwrap();
+        host.wait().unwrap();
+        // The TERM-obeying ones go at the keeper's TERM; the last one at
+        // its KILL after the grace.
+        wait_gone(&format!("{m}1"), Duration::from_secs(30));
+        obeying.push(killed.elapsed());
+        wait_gone(&m, Duration::from_secs(30));
+        while outdir.exists() && killed.elapsed() < Duration::from_secs(30) {
+            let _ = crossbeam_channel::never::<()>().recv_timeout(Duration::from_millis(1));
+        }
+        all.push(killed.elapsed());
+    }
+    rss.sort();
+    row(
+        "keeper RSS (its bash), median",
+        &format!("{} KiB", rss[rss.len() / 2]),
+        "",
+        "",
+        "reported",
+    );
+    let (o, a) = (stats(obeying), stats(all));
+    over(
+        "host SIGKILL → TERM-obeying commands gone, median",
+        o.median,
+        Duration::ZERO,
+        "reported",
+    );
+    over(
+        "host SIGKILL → all gone and directory removed (grace 1 s), median",
+        a.median,
+        Duration::from_secs(1),
+        "<= grace + 1 s",
+    );
+    over("  same, worst", a.p99, Duration::from_secs(1), "");
+}
+
+/// The host the `keeper` case kills: prints its output directory and its
+/// keeper's pid, starts its commands, prints `ready`, and waits.
+fn host_to_kill(m: &str) -> ! {
+    let t = BashTools::builder()
+        .kill_grace(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    println!("outdir={}", t.output_directory().display());
+    let me_pid = std::process::id();
+    let keeper = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|&p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let ppid = stat
+                .rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().nth(1)?.parse::<u32>().ok());
+            ppid == Some(me_pid)
+                && std::fs::read(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains("bashtools-keeper"))
+        })
+        .expect("a keeper");
+    println!("keeper={keeper}");
+    // Markers `{m}1` obey TERM; `{m}2` ignores it.
+    let bg = json!({"command": format!("sleep {m}1"), "run_in_background": true});
+    assert!(!t.bash(&bg, &me()).is_error);
+    let fg = t.bash(
+        &json!({"command": format!("sleep {m}1 & echo started")}),
+        &me(),
+    );
+    assert_eq!(fg.text, "started");
+    let esc = t.bash(
+        &json!({"command": format!("setsid sleep {m}1 & echo started")}),
+        &me(),
+    );
+    assert_eq!(esc.text, "started");
+    let stubborn = json!({"command": format!("trap '' TERM; echo ready; while :; do sleep {m}2; done"), "run_in_background": true});
+    let r = t.bash(&stubborn, &me());
+    let id = r.task_id.expect("an ID");
+    let r = t.bash_output(&json!({"bash_id": id, "block": true, "timeout": 0.5}));
+    assert!(r.text.contains("running"), "{}", r.text);
+    // Every one runs before the host is killed.
+    while with_marker(m).len() < 4 {
+        let _ = crossbeam_channel::never::<()>().recv_timeout(Duration::from_millis(5));
+    }
+    println!("ready");
+    loop {
+        std::thread::park();
+    }
+}
+
+/// `VmRSS` of `pid`, KiB.
+fn rss_of(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Live processes whose command line holds `m`.
+fn with_marker(m: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            let live = std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| s[s.rfind(')')? + 2..].chars().next())
+                .is_some_and(|c| c != 'Z' && c != 'X');
+            live && std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(m))
+        })
+        .collect()
+}
+
+/// Waits until nothing with marker `m` is left: a pidfd `poll` on what is
+/// left, so the time is the exit's own.
+fn wait_gone(m: &str, limit: Duration) {
+    use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+    let end = Instant::now() + limit;
+    loop {
+        let left = with_marker(m);
+        if left.is_empty() || Instant::now() > end {
+            return;
+        }
+        let fds: Vec<OwnedFd> = left
+            .iter()
+            .filter_map(|&p| {
+                // SAFETY: a plain syscall; a non-negative result is ours.
+                let fd = unsafe { nix::libc::syscall(nix::libc::SYS_pidfd_open, p as i32, 0) };
+                // SAFETY: just returned by the kernel.
+                (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
+            })
+            .collect();
+        let mut polls: Vec<nix::poll::PollFd> = fds
+            .iter()
+            .map(|f| nix::poll::PollFd::new(f.as_fd(), nix::poll::PollFlags::POLLIN))
+            .collect();
+        let _ = nix::poll::poll(&mut polls, nix::poll::PollTimeout::from(100u16));
+    }
 }

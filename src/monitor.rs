@@ -2,17 +2,19 @@
 //! in batches (contract §7).
 //!
 //! One reader thread per monitor. It waits with `poll(2)` on the command's
-//! stdout pipe and on a pidfd of its leader, with the end of the current
-//! batch window (or the monitor's deadline) as the timeout, so a line
-//! reaches the recipient within `batch_window` of its arrival plus the time
-//! to send it, and nothing polls on a timer.
+//! stdout pipe, with the end of the current batch window (or the monitor's
+//! deadline) as the timeout, so a line reaches the recipient within
+//! `batch_window` of its arrival plus the time to send it, and nothing polls
+//! on a timer. The stream ends at EOF — when everything that held the
+//! pipe's write end has closed it, the leader and whatever it started —
+//! not at the leader's exit: a background producer's lines keep coming.
 //!
 //! The batching itself ([`Batcher`]) and the line splitting ([`Lines`]) are
 //! plain state machines, with time passed in, so they are tested without
 //! processes.
 
 use std::io::Read;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -193,13 +195,13 @@ pub(crate) struct MonitorRun {
     pub deadline: Option<Instant>,
     /// The read end of the command's stdout pipe, non-blocking.
     pub stdout: std::fs::File,
-    /// Readable once the leader has exited; `None` on kernels without pidfds.
-    pub leader: Option<OwnedFd>,
 }
 
 /// How the reading ended.
 enum End {
-    /// The pipe closed, or the leader exited.
+    /// Everything that held the pipe's write end has closed it (EOF): the
+    /// leader's exit alone does not end the stream, so a background
+    /// producer's lines keep coming.
     Stream,
     TimedOut,
     Flood,
@@ -248,7 +250,6 @@ impl MonitorRun {
 
     fn read(&self, batcher: &mut Batcher, lines: &mut Lines) -> End {
         let mut buf = vec![0u8; 64 * 1024];
-        let mut leader_gone = false;
         loop {
             let now = Instant::now();
             if self.deadline.is_some_and(|d| now >= d) {
@@ -262,28 +263,13 @@ impl MonitorRun {
                     return End::Flood;
                 }
             }
-            if leader_gone {
-                // Drain what is already in the pipe, without waiting for
-                // grandchildren that may hold it open.
-                match (&self.stdout).read(&mut buf) {
-                    Ok(n) if n > 0 => {
-                        let now = Instant::now();
-                        lines.feed(&buf[..n], &mut |l| batcher.push(l, now));
-                        continue;
-                    }
-                    _ => return End::Stream,
-                }
-            }
             let wake = crate::deadline::min(batcher.window_end(), self.deadline);
             let ms = wake.map_or(-1, |w| {
                 w.saturating_duration_since(now)
                     .as_millis()
                     .min(i32::MAX as u128) as i32
             });
-            let mut fds = vec![PollFd::new(self.stdout.as_fd(), PollFlags::POLLIN)];
-            if let Some(leader) = &self.leader {
-                fds.push(PollFd::new(leader.as_fd(), PollFlags::POLLIN));
-            }
+            let mut fds = [PollFd::new(self.stdout.as_fd(), PollFlags::POLLIN)];
             // Round up so a window's end is not missed by a millisecond.
             let timeout = if ms < 0 {
                 PollTimeout::NONE
@@ -295,10 +281,6 @@ impl MonitorRun {
                 Ok(_) => {}
             }
             let pipe_ready = fds[0].revents().is_some_and(|r| !r.is_empty());
-            leader_gone = fds
-                .get(1)
-                .and_then(|f| f.revents())
-                .is_some_and(|r| !r.is_empty());
             if pipe_ready {
                 match (&self.stdout).read(&mut buf) {
                     Ok(0) => return End::Stream,

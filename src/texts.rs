@@ -19,6 +19,14 @@ pub(crate) const NUL_IN_COMMAND: &str =
 /// §4 bash: exit 0 with nothing to show.
 pub(crate) const NO_OUTPUT: &str = "(Bash completed with no output)";
 
+/// Ours: a command's output could not be written (its file system was
+/// full when it ended), and none of it is in the file.
+pub(crate) const OUTPUT_LOST: &str = "[output lost: no space left on device]";
+
+/// Ours: as [`OUTPUT_LOST`], when some of the output was written: what is
+/// shown may lack its end.
+pub(crate) const OUTPUT_CUT: &str = "[output may be incomplete: no space left on device]";
+
 /// §4 bash: any exit but 0.
 pub(crate) fn exit_code(code: i32) -> String {
     format!("Exit code {code}")

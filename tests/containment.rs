@@ -484,3 +484,210 @@ fn commands_after_one_stopped_by_sigkill_run_normally() {
         assert_gone(&pgids);
     }
 }
+
+// ---- never the wrong process ----------------------------------------------
+
+/// Pid reuse, forced in a pid namespace of its own with `ns_last_pid`:
+/// unrelated processes get the pid, and the group and session, of ended
+/// commands (`tests/helpers/host.rs`, case `pid-reuse`); `stop_all` and
+/// drop leave them alone.
+fn pid_reuse_signals_nobody_else(session_mode: bool) {
+    let probe = Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "sh", "-c"])
+        .arg("echo 100 > /proc/sys/kernel/ns_last_pid")
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        // Nothing can force a pid to be reused here: what is checked
+        // without it is that the tools' own commands are stopped (the
+        // escape and lingering tests).
+        eprintln!(
+            "SKIP: no pid namespace with a writable ns_last_pid here (needs root and unshare)"
+        );
+        return;
+    }
+    let mut cmd = Command::new("unshare");
+    // sh as the namespace's init, so the host is not PID 1 (whose signals
+    // the kernel treats apart) and orphans have a reaper.
+    cmd.args([
+        "--pid",
+        "--fork",
+        "--mount-proc",
+        "sh",
+        "-c",
+        "\"$0\" pid-reuse; true",
+    ])
+    .arg(host());
+    if session_mode {
+        cmd.env("BASHTOOLS_CONTAINMENT", "session");
+    } else {
+        cmd.env_remove("BASHTOOLS_CONTAINMENT");
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    let mode = if session_mode { "Session" } else { "Cgroup" };
+    if !session_mode && !text.contains("mode=Cgroup") {
+        assert!(
+            std::env::var_os("BASHTOOLS_TEST_REQUIRE_CGROUP").is_none(),
+            "cgroup mode is required here (.ci/run): {text}"
+        );
+        eprintln!("SKIP: no cgroup v2 can be made here: the session mode is tested instead");
+        return;
+    }
+    assert!(text.contains(&format!("mode={mode}\n")), "{text}");
+    assert!(text.contains("reused_pid=true\n"), "{text}");
+    assert!(text.contains("reused_group=true\n"), "{text}");
+    assert!(text.contains("after_stop_all=true\n"), "stop_all: {text}");
+    assert!(text.contains("after_drop=true\n"), "drop: {text}");
+}
+
+#[test]
+fn pid_reuse_never_signals_an_unrelated_process_in_cgroup_mode() {
+    pid_reuse_signals_nobody_else(false);
+}
+
+#[test]
+fn pid_reuse_never_signals_an_unrelated_process_in_session_mode() {
+    pid_reuse_signals_nobody_else(true);
+}
+
+// ---- the cap is never silently off ----------------------------------------
+
+/// With every inotify instance of the user used up before the first
+/// command, the cap is kept by polling, and the results say the commands
+/// were stopped for it. The host runs as a uid of its own (root only), so
+/// the instances it uses up are nobody else's.
+#[test]
+fn the_output_cap_holds_without_an_inotify_instance() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: a plain syscall.
+    if unsafe { nix::libc::geteuid() } != 0 {
+        eprintln!(
+            "SKIP: needs root, to run the host as a user whose inotify instances it may use up"
+        );
+        return;
+    }
+    let scratch = Scratch::new("no-inotify");
+    std::fs::set_permissions(&scratch.0, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // A uid nothing else runs as.
+    let uid = 3_900_000_000 + std::process::id() % 100_000;
+    let out = Command::new(host())
+        .args(["cap-no-inotify"])
+        .arg(&scratch.0)
+        .current_dir(&scratch.0)
+        .uid(uid)
+        .gid(uid)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        text.contains("held_instances=") && !text.contains("held_instances=0\n"),
+        "{text}"
+    );
+    assert!(text.contains("no_inotify_foreground=capped\n"), "{text}");
+    assert!(text.contains("no_inotify_background=capped\n"), "{text}");
+    assert!(text.contains("no_inotify_moved=capped\n"), "{text}");
+}
+
+/// With the descriptor table nearly full (`RLIMIT_NOFILE` lowered in a host
+/// of its own, 0 to 7 descriptors left), a command either fails to start,
+/// saying so, or is stopped for the cap: never does it write on uncapped.
+#[test]
+fn the_output_cap_holds_with_few_descriptors_left() {
+    let out = Command::new(host()).arg("cap-nofile").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    let verdicts: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("free")?.split_once('=').map(|(_, v)| v))
+        .collect();
+    assert_eq!(verdicts.len(), 8, "{text}");
+    assert!(
+        verdicts
+            .iter()
+            .all(|&v| v == "capped" || v == "not-started"),
+        "{text}"
+    );
+    assert!(verdicts.contains(&"capped"), "{text}");
+}
+
+// ---- a full disk ------------------------------------------------------------
+
+/// A tmpfs of its own, unmounted however the test ends.
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// On a full disk (a 1 MiB tmpfs, filled up), a command's result says its
+/// output was lost instead of claiming it had none; with space again, the
+/// output is back and the note gone.
+#[test]
+fn a_full_disk_is_reported_as_lost_output() {
+    let scratch = Scratch::new("full-disk");
+    let disk = scratch.path("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "none"])
+        .arg(&disk)
+        .output();
+    if !mounted.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP: no tmpfs can be mounted here (needs root): {mounted:?}");
+        return;
+    }
+    let disk = Mounted(disk);
+    let tools = builder().output_root(&disk.0).build().unwrap();
+    // Fill it: the write stops short with ENOSPC.
+    let filler = disk.0.join("filler");
+    let err = std::fs::write(&filler, vec![0u8; 2 << 20]).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(nix::libc::ENOSPC), "{err}");
+    // The write fails, and so does echo (bash's builtin returns 1).
+    let r = bash(&tools, json!({"command": "echo hello"}));
+    assert_eq!(
+        (r.text.as_str(), r.is_error),
+        ("Exit code 1\n[output lost: no space left on device]", true)
+    );
+    // A command that ignores the failed write still completes.
+    let r = bash(&tools, json!({"command": "echo hello || true"}));
+    assert_eq!(
+        (r.text.as_str(), r.is_error),
+        ("[output lost: no space left on device]", false)
+    );
+    // In the background: bash_output says so once the shell has ended.
+    let r = bash(
+        &tools,
+        json!({"command": "echo hello", "run_in_background": true}),
+    );
+    let id = id_of(&r);
+    let r = tools.bash_output(&json!({"bash_id": id, "block": true, "timeout": 30}));
+    assert_eq!(
+        r.text,
+        "<status>failed</status>\n<exit_code>1</exit_code>\n[output may be incomplete: no space left on device]"
+    );
+    std::fs::remove_file(&filler).unwrap();
+    let r = bash(&tools, json!({"command": "echo hello"}));
+    assert_eq!(r.text, "hello");
+    // Output that fills the disk itself: what was written is shown, and
+    // the note says its end may be missing.
+    let r = bash(
+        &tools,
+        json!({"command": "yes hello | head -c 2000000; true"}),
+    );
+    assert!(r.text.starts_with("hello\nhello\n"), "{}", &r.text[..100]);
+    assert!(
+        r.text
+            .ends_with("\n[output may be incomplete: no space left on device]"),
+        "{}",
+        &r.text[r.text.len() - 100..]
+    );
+    // Its file is gone with its result: there is space again.
+    let r = bash(&tools, json!({"command": "echo hello"}));
+    assert_eq!(r.text, "hello");
+    drop(tools);
+}

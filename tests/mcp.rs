@@ -5,6 +5,7 @@
 #[path = "mcp/client.rs"]
 mod client;
 mod common;
+mod escapes;
 
 use client::{leader_with, meta, output_path, task_id, tool_result, Server};
 use common::assert_gone;
@@ -737,6 +738,98 @@ fn a_running_call_at_the_end_of_stdin_is_stopped_and_answered() {
     assert!(err && text.starts_with("Exit code"), "{text}");
     assert!(s.wait_exit().success());
     assert_gone(&[leader]);
+}
+
+/// How the server is ended.
+#[derive(Clone, Copy, Debug)]
+enum End {
+    Eof,
+    Sigterm,
+}
+
+/// The server starts each of the five escapes (`tests/escapes`) from a
+/// foreground command, and is ended by `end`: none of them is left. In
+/// cgroup mode none is left when the server has exited; in session mode
+/// (`session`) the keeper stops them, the ones in new sessions included,
+/// within the grace after the server's exit.
+fn escapes_are_stopped_at_the_servers_end(end: End, session: bool) {
+    let mut s = Server::start_with(&[], |cmd| {
+        if session {
+            cmd.env("BASHTOOLS_CONTAINMENT", "session");
+        } else {
+            cmd.env_remove("BASHTOOLS_CONTAINMENT");
+        }
+    });
+    s.initialize("2025-06-18");
+    // Its stderr is read by a thread of its own: wait for the line.
+    common::wait_until("the server says its containment", || {
+        s.stderr().contains("containment: ")
+    });
+    let cgroup = s.stderr().contains("containment: a cgroup per command");
+    if !session && !cgroup {
+        assert!(
+            std::env::var_os("BASHTOOLS_TEST_REQUIRE_CGROUP").is_none(),
+            "cgroup mode is required here (.ci/run): {}",
+            s.stderr()
+        );
+        eprintln!("SKIP: no cgroup v2 can be made here: the session mode is tested instead");
+        return;
+    }
+    let mut markers = Vec::new();
+    for escape in escapes::ALL {
+        if !escape.available() {
+            eprintln!("SKIP: {escape:?} needs a tool this machine lacks");
+            continue;
+        }
+        let m = escapes::marker();
+        let (text, err) = s.tool(
+            "bash",
+            json!({"command": format!("{}\necho started", escape.command(&m))}),
+        );
+        assert_eq!((text.as_str(), err), ("started", false), "{escape:?}");
+        escapes::wait_started(&m);
+        markers.push((escape, m));
+    }
+    match end {
+        End::Eof => s.close_stdin(),
+        End::Sigterm => s.signal(Signal::SIGTERM),
+    }
+    let status = s.wait_exit();
+    match end {
+        End::Eof => assert!(status.success(), "{status:?}"),
+        End::Sigterm => assert_eq!(status.code(), Some(128 + Signal::SIGTERM as i32)),
+    }
+    // At the exit itself in cgroup mode; the keeper's grace (0.5 s) after
+    // it in session mode, with room for a loaded machine.
+    let wait = if session {
+        std::time::Duration::from_secs(10)
+    } else {
+        std::time::Duration::from_millis(1)
+    };
+    for (escape, m) in markers {
+        let left = escapes::left_after(&m, wait);
+        assert!(left.is_empty(), "{end:?}: {escape:?} survived: {left:?}");
+    }
+}
+
+#[test]
+fn the_end_of_stdin_stops_every_escape_in_cgroup_mode() {
+    escapes_are_stopped_at_the_servers_end(End::Eof, false);
+}
+
+#[test]
+fn sigterm_stops_every_escape_in_cgroup_mode() {
+    escapes_are_stopped_at_the_servers_end(End::Sigterm, false);
+}
+
+#[test]
+fn the_end_of_stdin_stops_every_escape_in_session_mode_through_the_keeper() {
+    escapes_are_stopped_at_the_servers_end(End::Eof, true);
+}
+
+#[test]
+fn sigterm_stops_every_escape_in_session_mode_through_the_keeper() {
+    escapes_are_stopped_at_the_servers_end(End::Sigterm, true);
 }
 
 fn tempdir(tag: &str) -> std::path::PathBuf {

@@ -348,3 +348,20 @@ fn drop_stops_running_monitors() {
     assert_eq!(last.status, Some(bashtools::TaskStatus::Killed));
     assert_gone(&[pgid]);
 }
+
+/// A monitor ends when everything holding its stdout has closed it, not
+/// when its leader exits: a background producer's lines keep arriving
+/// after the leader is gone, and then the monitor ends by itself.
+#[test]
+fn a_monitor_whose_leader_exits_at_once_delivers_its_producers_lines() {
+    let (t, _tasks, rx) = monitored(fast());
+    t.monitor(
+        &json!({"description": "d", "command": "(for i in 1 2 3; do echo line$i; sleep 0.2; done) & exit 0"}),
+        &me(),
+    );
+    let (events, end) = until_end(&rx);
+    let lines: Vec<String> = events.iter().flat_map(event_lines).collect();
+    assert_eq!(lines, ["line1", "line2", "line3"]);
+    assert_eq!(end.status, Some(bashtools::TaskStatus::Completed));
+    assert!(t.background_pids().is_empty());
+}

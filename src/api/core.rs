@@ -225,16 +225,7 @@ impl Core {
             call: caller.get_call().map(str::to_string),
             detached: caller.is_detached(),
         };
-        let key = self
-            .start_shell(
-                new,
-                &cwd,
-                Stdio {
-                    stdout: None,
-                    leader_pidfd: false,
-                },
-            )?
-            .key;
+        let key = self.start_shell(new, &cwd, Stdio { stdout: None })?.key;
         match id {
             Some(id) => {
                 let output_file = self.output_of(key).unwrap_or_default();
@@ -330,6 +321,7 @@ impl Core {
             output: rendered.text,
             truncated: rendered.truncated,
             stopped: self.cause(shell.stop_reason()),
+            output_lost: crate::os::outdir::no_space(shell.output()),
         })
     }
 
@@ -399,10 +391,14 @@ impl Core {
         )
         .map_err(|e| CallError::ReadFailed(e.to_string()))?;
         self.shells.advance_cursor(key, rendered.consumed);
+        // Asked once the shell has ended, when its output is complete.
+        let output_lost =
+            info.status() != TaskStatus::Running && crate::os::outdir::no_space(info.output_file());
         Ok(NewOutput {
             info,
             text: rendered.text,
             truncated: rendered.truncated,
+            output_lost,
         })
     }
 

@@ -170,6 +170,7 @@ pub struct Exited {
     pub(crate) output: String,
     pub(crate) truncated: u64,
     pub(crate) stopped: Option<StopCause>,
+    pub(crate) output_lost: bool,
 }
 
 impl Exited {
@@ -190,6 +191,14 @@ impl Exited {
     /// How many characters were left out in the middle (0: none).
     pub fn truncated_chars(&self) -> u64 {
         self.truncated
+    }
+    /// Whether its output may not all have been written: the file system
+    /// of the output directory had no space left when the command ended.
+    /// The command writes its file itself, so its write errors are not
+    /// seen; a disk that filled and emptied again while it ran goes
+    /// unnoticed.
+    pub fn output_lost(&self) -> bool {
+        self.output_lost
     }
     /// Why it was stopped, if it was.
     pub fn stopped(&self) -> Option<StopCause> {
@@ -289,9 +298,15 @@ pub struct NewOutput {
     pub(crate) info: ShellInfo,
     pub(crate) text: String,
     pub(crate) truncated: u64,
+    pub(crate) output_lost: bool,
 }
 
 impl NewOutput {
+    /// Whether the shell has ended and its output may not all have been
+    /// written (see [`Exited::output_lost`]).
+    pub fn output_lost(&self) -> bool {
+        self.output_lost
+    }
     /// The shell's state, taken before its output was read: once it says
     /// ended, the text reaches the end of the output.
     pub fn info(&self) -> &ShellInfo {

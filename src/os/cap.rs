@@ -7,10 +7,18 @@
 //! merges repeated events of one file while they are unread, and the thread
 //! reads at most [`THROTTLE`] often, so a command writing at full speed costs
 //! it a few system calls per interval, not one per write.
+//!
+//! The cap is never silently off: where inotify cannot be had (the user's
+//! inotify instances or watches are used up) or no descriptor is free to
+//! open the file, the file is polled instead — a second thread, started the
+//! first time one is needed, `stat`s each such file by its path every
+//! [`POLL`] (no descriptor needed). A stop for the cap is the same either
+//! way, and so is its result.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -22,6 +30,10 @@ use parking_lot::Mutex;
 /// write past the cap is at most its write rate times this.
 const THROTTLE: Duration = Duration::from_millis(10);
 
+/// How often a polled file's size is looked at: what a command can write
+/// past the cap without inotify is at most its write rate times this.
+const POLL: Duration = Duration::from_millis(20);
+
 /// What runs when a file passes its limit: it may block (it runs on a
 /// thread of its own), and runs at most once.
 pub(crate) type OnOver = Box<dyn FnOnce() + Send>;
@@ -29,73 +41,130 @@ pub(crate) type OnOver = Box<dyn FnOnce() + Send>;
 struct Watched {
     limit: u64,
     on_over: OnOver,
-    /// Read-only handle: `fstat` on it follows the file through a rename
-    /// (a foreground file is renamed when its command moves to the background).
-    file: File,
+    how: How,
 }
 
-struct Watcher {
-    inotify: Inotify,
-    watched: Mutex<HashMap<WatchDescriptor, Watched>>,
+/// How a file's size is known.
+enum How {
+    /// Its inotify watch, and a read-only handle: `fstat` on it follows the
+    /// file through a rename (a foreground file is renamed when its command
+    /// moves to the background).
+    Inotify { wd: WatchDescriptor, file: File },
+    /// Its path, `stat`ed every [`POLL`]; [`renamed`] keeps it current.
+    Poll { path: PathBuf },
 }
 
-/// A registration, to hand back to [`unwatch`]. `None` when inotify is not
-/// available: the cap is then not enforced (documented in the README).
-pub(crate) type Watch = Option<WatchDescriptor>;
+struct Cap {
+    /// `None` if no inotify instance could be had: every file is polled.
+    inotify: Option<Inotify>,
+    /// By registration number.
+    watched: Mutex<HashMap<u64, Watched>>,
+    /// Registration number of each inotify watch.
+    by_wd: Mutex<HashMap<WatchDescriptor, u64>>,
+    /// Wakes the poll thread (started at the first polled file).
+    poller: OnceLock<Option<Sender<()>>>,
+}
 
-static WATCHER: OnceLock<Option<Watcher>> = OnceLock::new();
+/// A registration, to hand back to [`unwatch`]. `None` only if not even a
+/// poll thread could be started.
+pub(crate) type Watch = Option<u64>;
 
-fn watcher() -> Option<&'static Watcher> {
-    WATCHER
-        .get_or_init(|| {
-            let inotify = Inotify::init(InitFlags::IN_CLOEXEC).ok()?;
+static CAP: OnceLock<Cap> = OnceLock::new();
+
+fn cap() -> &'static Cap {
+    CAP.get_or_init(|| {
+        let inotify = Inotify::init(InitFlags::IN_CLOEXEC).ok().filter(|_| {
             // The throttle waits on a channel that never receives: a
             // deadline wait, not a sleep that nothing could end.
             let (never_tx, never_rx) = crossbeam_channel::bounded::<()>(0);
             std::thread::Builder::new()
                 .name("bashtools-cap".into())
                 .spawn(move || watch_forever(never_tx, never_rx))
-                .ok()?;
-            Some(Watcher {
-                inotify,
-                watched: Mutex::new(HashMap::new()),
-            })
-        })
-        .as_ref()
+                .is_ok()
+        });
+        Cap {
+            inotify,
+            watched: Mutex::new(HashMap::new()),
+            by_wd: Mutex::new(HashMap::new()),
+            poller: OnceLock::new(),
+        }
+    })
 }
 
 /// Starts watching `path`: `on_over` runs once its size passes `limit`.
 pub(crate) fn watch(path: &Path, limit: u64, on_over: OnOver) -> Watch {
-    let w = watcher()?;
-    let file = File::open(path).ok()?;
-    let wd = w.inotify.add_watch(path, AddWatchFlags::IN_MODIFY).ok()?;
-    w.watched.lock().insert(
-        wd,
-        Watched {
-            limit,
-            on_over,
-            file,
-        },
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let c = cap();
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    let watched = |how| Watched {
+        limit,
+        on_over,
+        how,
+    };
+    if let Some(inotify) = &c.inotify {
+        if let Ok(file) = File::open(path) {
+            if let Ok(wd) = inotify.add_watch(path, AddWatchFlags::IN_MODIFY) {
+                // Both locks, so the watcher never sees the wd without its entry.
+                let mut by_wd = c.by_wd.lock();
+                c.watched
+                    .lock()
+                    .insert(id, watched(How::Inotify { wd, file }));
+                by_wd.insert(wd, id);
+                return Some(id);
+            }
+        }
+    }
+    let wake = c.poller.get_or_init(start_poller).as_ref()?;
+    c.watched.lock().insert(
+        id,
+        watched(How::Poll {
+            path: path.to_path_buf(),
+        }),
     );
-    Some(wd)
+    let _ = wake.try_send(());
+    Some(id)
 }
 
-/// Stops watching (the shell has exited).
-pub(crate) fn unwatch(watch: Watch) {
-    let (Some(w), Some(wd)) = (watcher(), watch) else {
+/// The file at `from` is now at `to`: a polled file is looked for there.
+pub(crate) fn renamed(from: &Path, to: &Path) {
+    let Some(c) = CAP.get() else {
         return;
     };
-    if w.watched.lock().remove(&wd).is_some() {
-        let _ = w.inotify.rm_watch(wd);
+    for w in c.watched.lock().values_mut() {
+        if let How::Poll { path } = &mut w.how {
+            if path == from {
+                *path = to.to_path_buf();
+            }
+        }
+    }
+}
+
+/// Stops watching (nothing can write the file any more).
+pub(crate) fn unwatch(watch: Watch) {
+    let (Some(c), Some(id)) = (CAP.get(), watch) else {
+        return;
+    };
+    let mut by_wd = c.by_wd.lock();
+    let entry = c.watched.lock().remove(&id);
+    if let Some(Watched {
+        how: How::Inotify { wd, .. },
+        ..
+    }) = entry
+    {
+        by_wd.remove(&wd);
+        if let Some(inotify) = &c.inotify {
+            let _ = inotify.rm_watch(wd);
+        }
     }
 }
 
 fn watch_forever(_keep: Sender<()>, never: Receiver<()>) {
-    let Some(w) = watcher() else {
+    let c = cap();
+    let Some(inotify) = &c.inotify else {
         return;
     };
     loop {
-        if let Ok(events) = w.inotify.read_events() {
+        if let Ok(events) = inotify.read_events() {
             let mut seen = Vec::new();
             for e in events {
                 if !seen.contains(&e.wd) {
@@ -103,7 +172,10 @@ fn watch_forever(_keep: Sender<()>, never: Receiver<()>) {
                 }
             }
             for wd in seen {
-                check(w, wd);
+                let id = c.by_wd.lock().get(&wd).copied();
+                if let Some(id) = id {
+                    check(c, id);
+                }
             }
         }
         // At most one look per THROTTLE, also after a failed read, which
@@ -112,23 +184,71 @@ fn watch_forever(_keep: Sender<()>, never: Receiver<()>) {
     }
 }
 
-/// Runs the callback of `wd` if its file has passed its limit.
-fn check(w: &Watcher, wd: WatchDescriptor) {
+/// The poll thread: `None` if it cannot be started.
+fn start_poller() -> Option<Sender<()>> {
+    let (wake, woken) = crossbeam_channel::bounded::<()>(1);
+    std::thread::Builder::new()
+        .name("bashtools-cap-poll".into())
+        .spawn(move || poll_forever(woken))
+        .ok()?;
+    Some(wake)
+}
+
+fn poll_forever(woken: Receiver<()>) {
+    let c = cap();
+    loop {
+        let polled: Vec<u64> = c
+            .watched
+            .lock()
+            .iter()
+            .filter(|(_, w)| matches!(w.how, How::Poll { .. }))
+            .map(|(&id, _)| id)
+            .collect();
+        if polled.is_empty() {
+            // Nothing to poll: wait for a registration, not a timer.
+            if woken.recv().is_err() {
+                return;
+            }
+            continue;
+        }
+        for id in polled {
+            check(c, id);
+        }
+        let _ = woken.recv_timeout(POLL);
+    }
+}
+
+/// Runs the callback of registration `id` if its file has passed its limit.
+fn check(c: &Cap, id: u64) {
     let over = {
-        let mut watched = w.watched.lock();
-        let Some(entry) = watched.get(&wd) else {
+        let mut by_wd = c.by_wd.lock();
+        let mut watched = c.watched.lock();
+        let Some(entry) = watched.get(&id) else {
             return;
         };
-        let size = entry.file.metadata().map(|m| m.len()).unwrap_or(0);
+        let size = match &entry.how {
+            How::Inotify { file, .. } => file.metadata().map(|m| m.len()).unwrap_or(0),
+            How::Poll { path } => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        };
         // Taken out at once: later events of the same file find it gone.
         if size > entry.limit {
-            watched.remove(&wd)
+            let entry = watched.remove(&id);
+            if let Some(Watched {
+                how: How::Inotify { wd, .. },
+                ..
+            }) = &entry
+            {
+                by_wd.remove(wd);
+                if let Some(inotify) = &c.inotify {
+                    let _ = inotify.rm_watch(*wd);
+                }
+            }
+            entry
         } else {
             None
         }
     };
     if let Some(entry) = over {
-        let _ = w.inotify.rm_watch(wd);
         // The callback may wait (stopping waits up to kill_grace): not on
         // this thread, which must keep watching the other files.
         let _ = std::thread::Builder::new()

@@ -93,6 +93,8 @@ pub(crate) struct Contain {
     _keeper: Option<Keeper>,
     /// The value of [`MARK_VAR`]: the output directory's name.
     mark: OsString,
+    /// `MARK_VAR=mark`, as it appears in `/proc/PID/environ`.
+    mark_entry: Vec<u8>,
 }
 
 /// The variable that marks the processes of one owner's commands.
@@ -123,21 +125,24 @@ impl Contain {
             marker.push(&mark);
         }
         let keeper = Keeper::start(jail.as_ref().map(|j| j.dir()), outdir, &marker, grace).ok();
+        let mut mark_entry = format!("{MARK_VAR}=").into_bytes();
+        mark_entry.extend_from_slice(mark.as_encoded_bytes());
         Contain {
             jail,
             holds: Mutex::new(Holds::default()),
             spare: Mutex::new(None),
             _keeper: keeper,
             mark,
+            mark_entry,
         }
     }
 
-    /// The variable that marks every process of this owner's commands in
-    /// session mode (the keeper finds them by it); `None` in cgroup mode.
+    /// The variable that marks every process of this owner's commands: the
+    /// keeper finds them by it in session mode, and a lingering session is
+    /// known to be still ours by it after its leader is gone (in either
+    /// mode: a command whose cell could not be made is held by its session).
     pub(crate) fn mark(&self) -> Option<(OsString, OsString)> {
-        self.jail
-            .is_none()
-            .then(|| (OsString::from(MARK_VAR), self.mark.clone()))
+        Some((OsString::from(MARK_VAR), self.mark.clone()))
     }
 
     pub(crate) fn mode(&self) -> Containment {
@@ -299,7 +304,7 @@ impl Contain {
             Some(Hold::Cell { cell, exited: true }) => cell.populated(),
             Some(&Hold::Session { sid, exited: true }) if sid != 0 => {
                 drop(holds);
-                !group::lingering(&[sid].into()).is_empty()
+                !group::lingering(&[sid].into(), &self.mark_entry).is_empty()
             }
             _ => false,
         }
@@ -330,19 +335,29 @@ impl Contain {
         )
     }
 
+    /// `NAME=VALUE` of the owner's mark, as `/proc/PID/environ` shows it.
+    pub(crate) fn mark_entry(&self) -> &[u8] {
+        &self.mark_entry
+    }
+
     /// The sessions of ended leaders among `keys` that still have members
-    /// (not recycled: see `group::lingering`).
-    pub(crate) fn lingering_sessions(&self, keys: &[u64]) -> HashSet<u32> {
-        let sids: HashSet<u32> = {
+    /// (not recycled: see `group::lingering`), with their keys: one `/proc`
+    /// scan for all of them.
+    pub(crate) fn lingering_sessions(&self, keys: &[u64]) -> Vec<(u64, u32)> {
+        let sids: Vec<(u64, u32)> = {
             let holds = self.holds.lock();
             keys.iter()
-                .filter_map(|k| match holds.by_key.get(k).map(|e| &e.hold) {
-                    Some(&Hold::Session { sid, exited: true }) if sid != 0 => Some(sid),
+                .filter_map(|&k| match holds.by_key.get(&k).map(|e| &e.hold) {
+                    Some(&Hold::Session { sid, exited: true }) if sid != 0 => Some((k, sid)),
                     _ => None,
                 })
                 .collect()
         };
-        group::lingering(&sids)
+        if sids.is_empty() {
+            return sids;
+        }
+        let live = group::lingering(&sids.iter().map(|&(_, s)| s).collect(), &self.mark_entry);
+        sids.into_iter().filter(|(_, s)| live.contains(s)).collect()
     }
 
     /// Sends `signal` to every member of the cells of `keys` except the
@@ -438,7 +453,7 @@ impl Contain {
                 })
                 .collect()
         };
-        let live = group::lingering(&ended);
+        let live = group::lingering(&ended, &self.mark_entry);
         let gone = self.take(|h| match *h {
             Hold::Session { sid, exited: true } => !live.contains(&sid),
             _ => false,

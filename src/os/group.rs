@@ -55,17 +55,27 @@ pub(crate) fn live_members(pgids: &HashSet<u32>) -> Vec<(u32, u32)> {
 }
 
 /// Of the groups `pgids`, whose leaders we have reaped, those that still
-/// have live members and are still ours. A group id stays allocated while any
-/// process uses it, so a group with members has existed without a break
-/// since its leader ran — unless the number was freed and given out again
-/// in between, which can only happen after some process got the pid itself:
-/// a group whose number is a live pid now is not ours, and is left alone.
-pub(crate) fn lingering(pgids: &HashSet<u32>) -> HashSet<u32> {
+/// have live members and are still ours. A group id stays allocated while
+/// any process uses it, so a group with members of ours has existed without
+/// a break since its leader ran; but once the last one is gone the number
+/// may be given out again (pid reuse), and an unrelated process may then
+/// lead a session of that number, or leave a child in it and exit. So a
+/// group counts as ours only while a member carries `mark` (the owner's
+/// `NAME=VALUE`, which every command passes on to what it starts) in its
+/// environment, and no live process holds the number as its pid.
+pub(crate) fn lingering(pgids: &HashSet<u32>, mark: &[u8]) -> HashSet<u32> {
     live_members(pgids)
         .into_iter()
+        .filter(|&(pid, g)| stat_of(g).is_none() && carries(pid, mark))
         .map(|(_, g)| g)
-        .filter(|&g| stat_of(g).is_none())
         .collect()
+}
+
+/// Whether the environment `pid` was started with holds `mark` as one of
+/// its `NAME=VALUE` entries (`/proc/PID/environ`).
+fn carries(pid: u32, mark: &[u8]) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|kv| kv == mark))
 }
 
 /// (state, pgrp, session) of a process from `/proc/PID/stat`.
@@ -106,34 +116,87 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Option<Instant>) -> Hash
             }
             return again.iter().map(|&(_, g)| g).collect();
         }
-        let ms = deadline.map_or(-1, |d| (d - now).as_millis().min(i32::MAX as u128) as i32);
-        let mut polls: Vec<PollFd> = fds
-            .iter()
-            .map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN))
-            .collect();
-        // Any one exit wakes us; the loop scans again, which also finds
-        // members forked since the last scan.
-        let _ = poll(
-            &mut polls,
-            if ms < 0 {
+        // Every member found exits before the next scan, which finds those
+        // forked since: a scan costs all of /proc, so N members going one
+        // by one cost two scans, not N.
+        let mut waiting: Vec<&OwnedFd> = fds.iter().collect();
+        while !waiting.is_empty() {
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                break;
+            }
+            let ms = deadline.map_or(-1, |d| (d - now).as_millis().min(i32::MAX as u128) as i32);
+            let mut polls: Vec<PollFd> = waiting
+                .iter()
+                .map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN))
+                .collect();
+            let timeout = if ms < 0 {
                 PollTimeout::NONE
             } else {
-                PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
-            },
-        );
+                PollTimeout::try_from(ms.saturating_add(1)).unwrap_or(PollTimeout::MAX)
+            };
+            if !matches!(poll(&mut polls, timeout), Ok(n) if n > 0) {
+                continue;
+            }
+            let exited: Vec<bool> = polls
+                .iter()
+                .map(|p| p.revents().is_some_and(|r| !r.is_empty()))
+                .collect();
+            let mut i = 0;
+            waiting.retain(|_| {
+                i += 1;
+                !exited[i - 1]
+            });
+        }
     }
 }
 
-/// Sends `signal` to every live member of session `sid` that left its
-/// group (`set -m` jobs), through a pidfd each, checked after it is opened
-/// so a recycled pid is never hit. The group itself is `killpg`'s.
-pub(crate) fn signal_session(sid: u32, signal: Signal) {
-    let one: HashSet<u32> = [sid].into();
-    for (pid, _) in live_members(&one) {
+/// Signals the sessions `sids` (leaders' pids), with one scan of `/proc`
+/// for all of them, so stopping N commands costs a few scans, not N.
+/// `owned` are the sessions whose leader the reaper still holds (its pid
+/// cannot have been recycled): their group was signalled through the
+/// reaper, and only members that left the group are signalled here. The
+/// others' leaders are reaped, so their number may have been given out
+/// again: each is signalled (its group by `killpg`, and the members that
+/// left it) only with proof that it is still ours — a member that carries
+/// `mark`, checked after a pidfd of it is open (so the check is about the
+/// process the pidfd holds), and no live process with the number as its
+/// pid (see [`lingering`]). Members that left the group are signalled
+/// through a pidfd each, checked after it is opened, so a recycled pid is
+/// never hit.
+pub(crate) fn signal_sessions(
+    sids: &HashSet<u32>,
+    owned: &HashSet<u32>,
+    signal: Signal,
+    mark: &[u8],
+) {
+    let members = live_members(sids);
+    let mut anchored: HashSet<u32> = owned.clone();
+    for &(pid, id) in &members {
+        if anchored.contains(&id) {
+            continue;
+        }
+        let Some(_fd) = pidfd_open(pid) else {
+            continue;
+        };
+        let member = |st: char, g: u32, s: u32| (g == id || s == id) && st != 'Z';
+        if stat_of(id).is_none()
+            && carries(pid, mark)
+            && matches!(stat_of(pid), Some((st, g, s)) if member(st, g, s))
+        {
+            anchored.insert(id);
+        }
+    }
+    for &sid in &anchored {
+        if !owned.contains(&sid) {
+            killpg_checked(sid, signal);
+        }
+    }
+    for (pid, _) in members {
         let Some(fd) = pidfd_open(pid) else {
             continue;
         };
-        if matches!(stat_of(pid), Some((_, pgrp, s)) if s == sid && pgrp != sid) {
+        if matches!(stat_of(pid), Some((_, pgrp, s)) if anchored.contains(&s) && pgrp != s) {
             pidfd_signal(&fd, signal);
         }
     }

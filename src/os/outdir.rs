@@ -133,6 +133,24 @@ fn remove_stale(root: &Path, mine: &Path) {
     }
 }
 
+/// Whether the file system that holds `path` has no space left for this
+/// process (`statvfs(3)`): no block free to root, or none available to
+/// others. An output file is written by the command itself, so its write
+/// errors are never seen here; a full file system when the command ends is
+/// the sign that what it wrote may not all be in the file.
+pub(crate) fn no_space(path: &Path) -> bool {
+    let Ok(fs) = nix::sys::statvfs::statvfs(path) else {
+        return false;
+    };
+    // SAFETY: a plain syscall.
+    let free = if unsafe { nix::libc::geteuid() } == 0 {
+        fs.blocks_free()
+    } else {
+        fs.blocks_available()
+    };
+    free == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::owner_of;

@@ -192,11 +192,9 @@ impl RealProcess {
                 (None, false) => ended_sessions.push(key),
             }
         }
-        for key in ended_sessions {
-            for sid in self.contain.lingering_sessions(&[key]) {
-                t.sessions.insert(sid);
-                t.owners.push((key, Some(sid)));
-            }
+        for (key, sid) in self.contain.lingering_sessions(&ended_sessions) {
+            t.sessions.insert(sid);
+            t.owners.push((key, Some(sid)));
         }
         t
     }
@@ -261,20 +259,21 @@ impl Process for RealProcess {
     }
 
     /// Sessions: through the reaper while the leader is unreaped (a pid we
-    /// own cannot have been recycled), else only if `/proc` still shows
-    /// live members of the group, which keep its number from being reused;
-    /// and every member that left the group but not the session. Cells:
+    /// own cannot have been recycled), else only while a live member still
+    /// carries the owner's mark (the number may have been given out again);
+    /// and every member that left the group but not the session — one
+    /// `/proc` scan for all the sessions (`group::signal_sessions`). Cells:
     /// every member, the unreaped leader through the reaper.
     fn signal(&self, keys: &[Key], signal: Signal) {
         let t = self.targets(keys);
-        for &sid in &t.sessions {
-            if !reaper::get().is_some_and(|r| r.signal_group(sid, signal)) {
-                let one: HashSet<u32> = [sid].into();
-                if !group::live_members(&one).is_empty() {
-                    group::killpg_checked(sid, signal);
-                }
-            }
-            group::signal_session(sid, signal);
+        let owned: HashSet<u32> = t
+            .sessions
+            .iter()
+            .copied()
+            .filter(|&sid| reaper::get().is_some_and(|r| r.signal_group(sid, signal)))
+            .collect();
+        if !t.sessions.is_empty() {
+            group::signal_sessions(&t.sessions, &owned, signal, self.contain.mark_entry());
         }
         if let Some(reaper) = reaper::get() {
             for &pid in &t.leaders {

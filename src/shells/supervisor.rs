@@ -49,15 +49,11 @@ pub(crate) enum Settled {
 pub(crate) struct Stdio {
     /// Where stdout goes instead of the output file (a monitor's pipe).
     pub stdout: Option<OwnedFd>,
-    /// Whether a pidfd of the leader is wanted (a monitor's reader polls it).
-    pub leader_pidfd: bool,
 }
 
 /// A shell that started.
 pub(crate) struct Started {
     pub key: Key,
-    /// The leader's pidfd, when asked for and the kernel has pidfds.
-    pub pidfd: Option<OwnedFd>,
 }
 
 pub(crate) struct Supervisor {
@@ -139,7 +135,7 @@ impl Supervisor {
             register(&inner.shells[&key], key);
             key
         };
-        let (pid, pidfd) = match self.spawn(key, &command, cwd, &path, &file, stdio) {
+        let (pid, _) = match self.spawn(key, &command, cwd, &path, &file, stdio) {
             Ok(spawned) => spawned,
             Err(e) => {
                 self.table.lock().forget(key);
@@ -167,7 +163,7 @@ impl Supervisor {
             // Stopped here. It did start, so its result says how it ended.
             self.stop(&[key], reason);
         }
-        Ok(Started { key, pidfd })
+        Ok(Started { key })
     }
 
     fn spawn(
@@ -201,7 +197,8 @@ impl Supervisor {
                 join: None,
                 mark: None,
             },
-            stdio.leader_pidfd,
+            // No one waits on the leader's pidfd (a monitor ends at EOF).
+            false,
             Box::new(move |exit| {
                 table.record_exit(key, exit, |ended| on_end(ended));
             }),
@@ -235,6 +232,7 @@ impl Supervisor {
         let id = next_id();
         let renamed = shell.output.with_file_name(format!("{id}.output"));
         if std::fs::rename(&shell.output, &renamed).is_ok() {
+            cap::renamed(&shell.output, &renamed);
             shell.output = renamed;
         }
         let output = shell.output.clone();

@@ -188,18 +188,23 @@ fn answer(core: &Core, id: &str, target: &Target, filter: Option<&Regex>) -> Too
         Target::Shell(key) => match core.read_output(*key, filter) {
             Ok(out) => {
                 let info = out.info();
-                ToolResult::ok(texts::shell_output(
+                let mut text = texts::shell_output(
                     info.status(),
                     info.exit_code(),
                     out.text(),
                     words::cap_of(info.stopped()),
-                ))
-                .with_exit_code(info.exit_code())
-                .with_task(
-                    id,
-                    Some(info.status()),
-                    Some(info.output_file().to_path_buf()),
-                )
+                );
+                if out.output_lost() {
+                    text.push('\n');
+                    text.push_str(texts::OUTPUT_CUT);
+                }
+                ToolResult::ok(text)
+                    .with_exit_code(info.exit_code())
+                    .with_task(
+                        id,
+                        Some(info.status()),
+                        Some(info.output_file().to_path_buf()),
+                    )
             }
             Err(e) => words::error(&e),
         },

@@ -91,7 +91,6 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
             &cwd,
             Stdio {
                 stdout: Some(write),
-                leader_pidfd: true,
             },
         )
         .map_err(|e| e.to_string())?;
@@ -112,7 +111,6 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
         output,
         deadline: deadline::after(timeout),
         stdout: std::fs::File::from(read),
-        leader: started.pidfd,
     };
     let spawned = std::thread::Builder::new()
         .name(format!("bashtools-{id}"))

@@ -81,18 +81,26 @@ pub(crate) fn cap_of(stopped: Option<StopCause>) -> Option<u64> {
 }
 
 fn exited(e: &Exited) -> ToolResult {
+    // A full disk: the output is said to be lost, not to be none.
+    let lost = match (e.output_lost(), e.output().is_empty()) {
+        (false, _) => None,
+        (true, true) => Some(texts::OUTPUT_LOST),
+        (true, false) => Some(texts::OUTPUT_CUT),
+    };
     let result = if e.success() {
-        if e.output().is_empty() {
-            ToolResult::ok(texts::NO_OUTPUT)
-        } else {
-            ToolResult::ok(e.output())
+        match (e.output().is_empty(), lost) {
+            (true, Some(lost)) => ToolResult::ok(lost),
+            (true, None) => ToolResult::ok(texts::NO_OUTPUT),
+            (false, Some(lost)) => ToolResult::ok(format!("{}\n{lost}", e.output())),
+            (false, None) => ToolResult::ok(e.output()),
         }
     } else {
-        ToolResult::error(texts::failed_command(
-            e.code(),
-            e.output(),
-            cap_of(e.stopped()),
-        ))
+        let mut text = texts::failed_command(e.code(), e.output(), cap_of(e.stopped()));
+        if let Some(lost) = lost {
+            text.push('\n');
+            text.push_str(lost);
+        }
+        ToolResult::error(text)
     };
     result.with_exit_code(Some(e.code()))
 }

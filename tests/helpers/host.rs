@@ -15,6 +15,9 @@ fn main() {
         "sigchld-blocked" => sigchld_blocked(),
         "sigchld-ignored" => sigchld_ignored(),
         "die" => die(&std::env::args().nth(2).expect("a marker")),
+        "pid-reuse" => pid_reuse(),
+        "cap-no-inotify" => cap_no_inotify(),
+        "cap-nofile" => cap_nofile(),
         other => {
             eprintln!("containment-host: unknown case {other:?}");
             std::process::exit(2);
@@ -141,4 +144,234 @@ fn sigchld_ignored() {
     }
     let gone = !std::path::Path::new(&proc_dir).exists();
     println!("own_child={}", if gone { "reaped" } else { "zombie" });
+}
+
+/// Inside a pid namespace of its own (`unshare --pid --fork --mount-proc`,
+/// as root, so `ns_last_pid` can be written): two commands end, each after
+/// a `cmd &` of its own has ended too; then unrelated processes get their
+/// numbers — one the pid of the first command's leader (a session leader
+/// of its own), one the group and session of the second's without its pid
+/// (its leader exited, its child runs on). `stop_all` and drop must leave
+/// both alive.
+fn pid_reuse() {
+    use std::os::unix::process::CommandExt;
+    let tools = BashTools::builder()
+        .kill_grace(std::time::Duration::from_millis(500))
+        .build()
+        .expect("tools");
+    println!("mode={:?}", tools.containment());
+    let me = Caller::default();
+    let mut former = Vec::new();
+    for _ in 0..2 {
+        let r = tools.bash(
+            &json!({"command": "(sleep 0.05; :) & echo $$", "timeout": 20}),
+            &me,
+        );
+        former.push(r.text.trim().parse::<i32>().expect("the leader's pid"));
+    }
+    // Everything of both commands has ended: no process is in their groups.
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while former.iter().any(|&p| in_group(p)) {
+        assert!(std::time::Instant::now() < end, "the commands never ended");
+        let _ = crossbeam_channel::never::<()>().recv_timeout(std::time::Duration::from_millis(10));
+    }
+    let spawn_as = |pid: i32, script: &str| {
+        std::fs::write("/proc/sys/kernel/ns_last_pid", format!("{}", pid - 1))
+            .expect("write ns_last_pid");
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", script]);
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::unistd::setsid()?;
+                Ok(())
+            })
+        };
+        cmd.spawn().expect("an unrelated process")
+    };
+    // The first: pid, group and session all equal to the first leader's.
+    let a = spawn_as(former[0], "exec sleep 1000");
+    // The second: the group and session of the second leader's number,
+    // held by a child whose parent (the number's holder) has exited.
+    let mut b = spawn_as(former[1], "sleep 1000 & exit 0");
+    let b_pid = b.id() as i32;
+    b.wait().expect("the holder exits");
+    // Forked before its parent exited: it runs now.
+    let b_child = group_members(b_pid)[0];
+    println!("reused_pid={}", a.id() as i32 == former[0]);
+    println!("reused_group={}", b_pid == former[1]);
+    tools.stop_all();
+    println!("after_stop_all={}", alive(a.id() as i32) && alive(b_child));
+    drop(tools);
+    println!("after_drop={}", alive(a.id() as i32) && alive(b_child));
+    for pid in [a.id() as i32, b_child] {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let mut a = a;
+    let _ = a.wait();
+}
+
+/// `(pgrp, session, state)` of `pid`, from `/proc`.
+fn stat_of(pid: i32) -> Option<(i32, i32, char)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    Some((f[2].parse().ok()?, f[3].parse().ok()?, f[0].chars().next()?))
+}
+
+fn alive(pid: i32) -> bool {
+    stat_of(pid).is_some_and(|(.., state)| state != 'Z' && state != 'X')
+}
+
+/// Live processes whose group or session is `id`.
+fn group_members(id: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&p| {
+            stat_of(p).is_some_and(|(g, s, st)| (g == id || s == id) && st != 'Z' && st != 'X')
+        })
+        .collect()
+}
+
+fn in_group(id: i32) -> bool {
+    !group_members(id).is_empty()
+}
+
+/// A command that writes 5 MB under a cap of 100 000 bytes, in the
+/// foreground and in the background: both must be stopped for the cap, as
+/// their results say.
+fn cap_run(tools: &BashTools, name: &str) {
+    let me = Caller::default();
+    let r = tools.bash(
+        &json!({"command": "for i in $(seq 50); do head -c 100000 /dev/zero; sleep 0.02; done; echo ran-on", "timeout": 60}),
+        &me,
+    );
+    println!("{name}_foreground={}", verdict(&r.text));
+    let r = tools.bash(
+        &json!({"command": "for i in $(seq 50); do head -c 100000 /dev/zero; sleep 0.02; done; echo ran-on", "run_in_background": true}),
+        &me,
+    );
+    let id = r.task_id.clone().unwrap_or_default();
+    let mut text = String::new();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while verdict(&text) == "running" && std::time::Instant::now() < end {
+        text = tools
+            .bash_output(&json!({"bash_id": id, "block": true, "timeout": 5}))
+            .text;
+    }
+    println!("{name}_background={}", verdict(&text));
+    // Moved to the background at its timeout, its file renamed, then it
+    // writes: the cap follows the file to its new name.
+    let r = tools.bash(
+        &json!({"command": "sleep 2; for i in $(seq 50); do head -c 100000 /dev/zero; sleep 0.02; done; echo ran-on", "timeout": 1}),
+        &me,
+    );
+    let id = r.task_id.clone().unwrap_or_default();
+    let mut text = String::new();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while verdict(&text) == "running" && std::time::Instant::now() < end {
+        text = tools
+            .bash_output(&json!({"bash_id": id, "block": true, "timeout": 5}))
+            .text;
+    }
+    println!("{name}_moved={}", verdict(&text));
+}
+
+fn verdict(text: &str) -> &'static str {
+    if text.contains("max_output_bytes") {
+        "capped"
+    } else if text.contains("ran-on") {
+        "ran-on"
+    } else {
+        "running"
+    }
+}
+
+/// The user's inotify instances used up before the first command: the cap
+/// is kept by polling. Run as a user of its own (the test picks an unused
+/// uid), so the instances used up are nobody else's.
+fn cap_no_inotify() {
+    let mut held = Vec::new();
+    while let Ok(fd) = nix::sys::inotify::Inotify::init(nix::sys::inotify::InitFlags::IN_CLOEXEC) {
+        held.push(fd);
+        if held.len() > 100_000 {
+            break;
+        }
+    }
+    println!("held_instances={}", held.len());
+    let tools = BashTools::builder()
+        .max_output_bytes(100_000)
+        .output_root(std::env::args().nth(2).expect("an output root"))
+        .build()
+        .expect("tools");
+    cap_run(&tools, "no_inotify");
+}
+
+/// `RLIMIT_NOFILE` so low that, once the tools run, only `free` descriptors
+/// are left (for `free` from 0 up): whenever a command still starts, the cap
+/// holds — by inotify where a descriptor was left for the watch's handle,
+/// else by polling.
+fn cap_nofile() {
+    let tools = BashTools::builder()
+        .max_output_bytes(100_000)
+        .build()
+        .expect("tools");
+    // Warm up: the reaper, the timer and the watcher exist before the limit.
+    let me = Caller::default();
+    tools.bash(&json!({"command": "true"}), &me);
+    let highest = std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(2);
+    let hard = nofile(None).rlim_max;
+    for free in 0..8 {
+        // A limit a little above what is open, every slot under it taken
+        // (gaps included), then `free` of them given back.
+        nofile(Some(highest + 16));
+        let mut filler = Vec::new();
+        while let Ok(f) = std::fs::File::open("/dev/null") {
+            filler.push(f);
+        }
+        filler.truncate(filler.len().saturating_sub(free));
+        let r = tools.bash(
+            &json!({"command": "for i in $(seq 50); do head -c 100000 /dev/zero; sleep 0.02; done; echo ran-on", "timeout": 60}),
+            &me,
+        );
+        nofile(Some(hard));
+        drop(filler);
+        let verdict = if r.is_error && !r.text.contains("max_output_bytes") {
+            "not-started"
+        } else {
+            verdict(&r.text)
+        };
+        eprintln!("free{free}: {}", r.text.lines().last().unwrap_or(""));
+        println!("free{free}={verdict}");
+    }
+}
+
+/// `RLIMIT_NOFILE`: sets its soft limit to `soft` if given; returns it as it
+/// was.
+fn nofile(soft: Option<u64>) -> nix::libc::rlimit {
+    let mut old = nix::libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain syscalls on a struct we own.
+    unsafe {
+        assert_eq!(nix::libc::getrlimit(nix::libc::RLIMIT_NOFILE, &mut old), 0);
+        if let Some(soft) = soft {
+            let new = nix::libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: old.rlim_max,
+            };
+            assert_eq!(nix::libc::setrlimit(nix::libc::RLIMIT_NOFILE, &new), 0);
+        }
+    }
+    old
 }
