@@ -92,6 +92,7 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
             Stdio {
                 stdout: Some(write),
                 leader_pidfd: true,
+                terminal: None,
             },
         )
         .map_err(|e| e.to_string())?;
