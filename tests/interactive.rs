@@ -97,7 +97,9 @@ fn a_prompt_is_shown_and_answered() {
     );
     // Once ended, the answer says so, with everything it printed.
     let last = t.bash_output(&json!({"bash_id": id}));
-    assert!(last.text.starts_with("<status>completed</status>\n<exit_code>0</exit_code>"));
+    assert!(last
+        .text
+        .starts_with("<status>completed</status>\n<exit_code>0</exit_code>"));
     assert!(seen.contains("hi bob"), "{seen}");
 }
 
@@ -226,7 +228,11 @@ fn fifty_megabytes_on_a_terminal_are_truncated_and_capped() {
     // The first yield showed what came in its second, the rest comes now:
     // each cut to the output limit.
     let both = format!("{first}\n{}", r.text);
-    assert!(both.contains("characters truncated"), "{}", &both[..200.min(both.len())]);
+    assert!(
+        both.contains("characters truncated"),
+        "{}",
+        &both[..200.min(both.len())]
+    );
     assert!(r.text.contains("1048576"), "the cap is named: {}", r.text);
     assert!(first.len() < 40_000 && r.text.len() < 40_000);
 }
@@ -278,7 +284,10 @@ fn an_unknown_id_is_an_error() {
 #[test]
 fn a_shell_that_is_not_interactive_is_an_error() {
     let t = interactive();
-    let r = bash(&t, json!({"command": "sleep 100", "run_in_background": true}));
+    let r = bash(
+        &t,
+        json!({"command": "sleep 100", "run_in_background": true}),
+    );
     let id = id_of(&r);
     let r = write(&t, &id, "x\n");
     assert!(r.is_error);
@@ -306,14 +315,24 @@ fn interactive_needs_the_option() {
     let t = tools();
     let r = bash(&t, json!({"command": "cat", "interactive": true}));
     assert!(r.is_error);
-    assert!(r.text.starts_with("Interactive commands are not enabled"), "{}", r.text);
+    assert!(
+        r.text.starts_with("Interactive commands are not enabled"),
+        "{}",
+        r.text
+    );
     assert!(t.background_pids().is_empty());
     let r = write(&t, "bash_1", "x\n");
     assert!(r.is_error);
-    assert!(r.text.starts_with("Interactive commands are not enabled"), "{}", r.text);
+    assert!(
+        r.text.starts_with("Interactive commands are not enabled"),
+        "{}",
+        r.text
+    );
     assert!(!t.definitions().iter().any(|d| d.name == "write_stdin"));
     let bash_def = &t.definitions()[0];
-    assert!(bash_def.input_schema["properties"].get("interactive").is_none());
+    assert!(bash_def.input_schema["properties"]
+        .get("interactive")
+        .is_none());
 }
 
 #[test]
@@ -400,7 +419,11 @@ fn containment_holds_an_interactive_shell() {
         // Cgroup mode: the command was created inside its own cell, under
         // the tools' cgroup.
         let name = cgroup.file_name().unwrap().to_string_lossy().to_string();
-        assert!(seen.contains(&name), "{seen} not under {}", cgroup.display());
+        assert!(
+            seen.contains(&name),
+            "{seen} not under {}",
+            cgroup.display()
+        );
     }
     let r = t.kill_shell(&json!({"shell_id": id}));
     assert!(!r.is_error, "{}", r.text);

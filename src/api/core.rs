@@ -235,9 +235,7 @@ impl Core {
                 Stdio {
                     stdout: None,
                     leader_pidfd: false,
-                    terminal: cmd
-                        .is_interactive()
-                        .then_some(self.config.terminal_size),
+                    terminal: cmd.is_interactive().then_some(self.config.terminal_size),
                 },
             )?
             .key;
@@ -505,12 +503,18 @@ impl Core {
     /// Waits as [`yield_output`](Self::yield_output) for output of
     /// interactive shell `key` not read yet (past its cursor: its file
     /// holds only what its terminal received).
-    pub(crate) fn yield_unread(&self, key: Key, yield_time: Duration) -> Result<NewOutput, CallError> {
+    pub(crate) fn yield_unread(
+        &self,
+        key: Key,
+        yield_time: Duration,
+    ) -> Result<NewOutput, CallError> {
         let cursor = {
             let inner = self.shells.table().lock();
             let s = inner.get(key).ok_or(CallError::Closed)?;
             if !s.is_interactive() {
-                return Err(CallError::NotInteractive(s.id().unwrap_or_default().to_string()));
+                return Err(CallError::NotInteractive(
+                    s.id().unwrap_or_default().to_string(),
+                ));
             }
             s.cursor()
         };

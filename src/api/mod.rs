@@ -389,6 +389,14 @@ impl Settings<'_> {
     pub fn max_output_bytes(&self) -> u64 {
         self.config.max_output_bytes
     }
+    /// Whether `bash` offers `interactive: true` and `write_stdin` exists.
+    pub fn interactive(&self) -> bool {
+        self.config.interactive
+    }
+    /// The terminal of an interactive command: columns, rows.
+    pub fn terminal_size(&self) -> (u16, u16) {
+        self.config.terminal_size
+    }
     /// The words commands may start with, when a list is configured.
     pub fn allowed_commands(&self) -> Option<&[String]> {
         self.config.allowed_commands.as_deref()

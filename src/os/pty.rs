@@ -42,8 +42,9 @@ fn check(ret: libc::c_int) -> io::Result<()> {
 /// Opens a new pair of `cols` × `rows`.
 pub(crate) fn open(cols: u16, rows: u16) -> io::Result<Pty> {
     // SAFETY: a plain call; the descriptor it returns is owned below.
-    let fd =
-        unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NONBLOCK) };
+    let fd = unsafe {
+        libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NONBLOCK)
+    };
     check(fd)?;
     // SAFETY: just opened, owned by nobody else.
     let master = unsafe { OwnedFd::from_raw_fd(fd) };

@@ -218,7 +218,9 @@ fn write_stdin_f(core: &Arc<Core>, input: &Value) -> Pending<ToolResult> {
         });
     match spawned {
         Ok(_) => pending,
-        Err(e) => Pending::ready(ToolResult::error(crate::texts::spawn_failed(&e.to_string()))),
+        Err(e) => Pending::ready(ToolResult::error(crate::texts::spawn_failed(
+            &e.to_string(),
+        ))),
     }
 }
 

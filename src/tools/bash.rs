@@ -11,8 +11,8 @@ use crate::api::core::Core;
 use crate::api::foreground;
 use crate::api::types::{CallError, Command, Outcome};
 use crate::caller::Caller;
-use crate::pending::Pending;
 use crate::config::defaults;
+use crate::pending::Pending;
 use crate::texts;
 
 /// The command of a `bash` call's arguments, checked.

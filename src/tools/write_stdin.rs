@@ -14,8 +14,7 @@ pub(crate) fn write_stdin(core: &Arc<Core>, input: &Value) -> ToolResult {
     let parsed = input::object(input).and_then(|args| {
         let id = input::required_str(args, "shell_id")?;
         let text = input::required_str(args, "input")?;
-        let yield_time =
-            input::millis(args, "yield_ms", defaults::YIELD, core.config.max_timeout);
+        let yield_time = input::millis(args, "yield_ms", defaults::YIELD, core.config.max_timeout);
         Ok((id, text, yield_time))
     });
     let (id, text, yield_time) = match parsed {
