@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use nix::libc;
 use parking_lot::{Condvar, Mutex};
 
-/// Bytes read per `read(2)`.
+/// Bytes gathered from a terminal before they are written to its file.
 const CHUNK: usize = 64 * 1024;
 /// Bytes read from one terminal before the others get their turn.
 const ROUND: usize = 16 * CHUNK;
@@ -343,41 +343,56 @@ fn run(shared: &Shared) {
 }
 
 enum Copied {
-    /// A chunk was copied; there may be more.
+    /// A full chunk was copied; there may be more.
     More,
-    /// Nothing to read now.
+    /// Everything there was has been copied (perhaps nothing).
     Empty,
     /// The slave is closed by everyone: nothing more will come.
     Closed,
 }
 
-/// One read of `s`'s master into its output file.
+/// Reads of `s`'s master until `buf` is full or nothing is left, then one
+/// write of them into its output file: the terminal hands out at most 4 KiB
+/// a read (`N_TTY_BUF_SIZE`), and a write and a wake-up per 4 KiB would
+/// cost more than the reads.
 fn copy(shared: &Shared, s: &Served, buf: &mut [u8]) -> Copied {
-    // SAFETY: reads into a live buffer of its length.
-    let n = unsafe { libc::read(s.master.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-    if n < 0 {
+    let mut filled = 0;
+    let mut closed = false;
+    while filled < buf.len() {
+        let room = &mut buf[filled..];
+        // SAFETY: reads into a live buffer of its length.
+        let n = unsafe { libc::read(s.master.as_raw_fd(), room.as_mut_ptr().cast(), room.len()) };
+        if n > 0 {
+            filled += n as usize;
+            continue;
+        }
         let e = io::Error::last_os_error();
-        return match e.raw_os_error() {
-            Some(libc::EAGAIN) | Some(libc::EINTR) => Copied::Empty,
-            // EIO: every holder of the slave has closed it.
-            _ => Copied::Closed,
-        };
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EAGAIN) if n < 0 => {}
+            // EIO (or EOF): every holder of the slave has closed it.
+            _ => closed = true,
+        }
+        break;
     }
-    if n == 0 {
-        return Copied::Closed;
+    if filled > 0 {
+        // A failed write (a full disk) loses these bytes, as a command
+        // writing the file itself would lose its write.
+        let _ = (&*s.output).write_all(&buf[..filled]);
+        let mut state = shared.state.lock();
+        if let Some(t) = state.terms.get_mut(&s.key) {
+            t.received += filled as u64;
+            t.last_output = Some(Instant::now());
+        }
+        drop(state);
+        shared.changed.notify_all();
     }
-    let n = n as usize;
-    // A failed write (a full disk) loses this chunk, as a command writing
-    // the file itself would lose its write.
-    let _ = (&*s.output).write_all(&buf[..n]);
-    let mut state = shared.state.lock();
-    if let Some(t) = state.terms.get_mut(&s.key) {
-        t.received += n as u64;
-        t.last_output = Some(Instant::now());
+    match (closed, filled) {
+        (true, _) => Copied::Closed,
+        (false, 0) => Copied::Empty,
+        (false, n) if n < buf.len() => Copied::Empty,
+        _ => Copied::More,
     }
-    drop(state);
-    shared.changed.notify_all();
-    Copied::More
 }
 
 /// Copies up to a round of `s`'s output; closes it at EIO.
