@@ -9,7 +9,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bashtools::{BashTools, Caller, MonitorOptions, Sandbox, Tasks};
+use bashtools::{BashTools, Caller, Command as Cmd, MonitorOptions, Outcome, Sandbox, Tasks};
 use serde_json::json;
 
 struct Mode {
@@ -43,7 +43,7 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     type Case = (&'static str, fn(&Mode));
-    let cases: [Case; 11] = [
+    let cases: [Case; 13] = [
         ("true", fg_true),
         ("sandbox", sandbox_true),
         ("contain", containment_true),
@@ -55,6 +55,8 @@ fn main() {
         ("stop", stop_scaling),
         ("keeper", keeper),
         ("monitor", monitor_lines),
+        ("pty", pty_throughput),
+        ("echo", pty_echo),
     ];
     for (name, case) in cases {
         if only.as_deref().map_or(true, |o| o == name) {
@@ -850,4 +852,152 @@ fn wait_gone(m: &str, limit: Duration) {
             .collect();
         let _ = nix::poll::poll(&mut polls, nix::poll::PollTimeout::from(100u16));
     }
+}
+
+/// The kernel's floor for a terminal: `cmd` on a fresh pseudo-terminal
+/// (output processing off, as ours), its master read with blocking 64 KiB
+/// reads into a file until EIO, by a program that does nothing else.
+fn raw_pty(cmd: &str, file: &std::path::Path) -> Duration {
+    use nix::libc;
+    use std::io::{Read, Write};
+    use std::os::fd::FromRawFd;
+    let s = Instant::now();
+    // SAFETY: plain calls on descriptors this function owns.
+    let master = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) };
+    assert!(master >= 0);
+    unsafe {
+        libc::grantpt(master);
+        libc::unlockpt(master);
+    }
+    let mut modes = std::mem::MaybeUninit::<libc::termios>::uninit();
+    unsafe {
+        libc::tcgetattr(master, modes.as_mut_ptr());
+        let mut modes = modes.assume_init();
+        modes.c_oflag &= !libc::OPOST;
+        libc::tcsetattr(master, libc::TCSANOW, &modes);
+    }
+    let mut name = [0 as libc::c_char; 128];
+    unsafe { libc::ptsname_r(master, name.as_mut_ptr(), name.len()) };
+    let slave_path = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
+        .to_string_lossy()
+        .to_string();
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&slave_path)
+        .unwrap();
+    let mut child = Command::new("bash")
+        .args(["-c", cmd])
+        .stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave)
+        .spawn()
+        .unwrap();
+    // SAFETY: the master is ours alone from here.
+    let mut master = unsafe { std::fs::File::from_raw_fd(master) };
+    let mut out = std::fs::File::create(file).unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    while let Ok(n) = master.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.write_all(&buf[..n]).unwrap();
+    }
+    child.wait().unwrap();
+    s.elapsed()
+}
+
+/// An interactive command printing 256 MiB (64 in quick mode) on its
+/// terminal, copied into its output file by the terminals' I/O thread,
+/// beside `bash -c 'CMD > file'` (time from start to the recorded end), and
+/// beside the kernel's floor for a terminal ([`raw_pty`]).
+fn pty_throughput(mode: &Mode) {
+    let bytes: u64 = if mode.quick { 64 << 20 } else { 256 << 20 };
+    let cmd = format!("head -c {bytes} /dev/zero | tr '\\0' a");
+    let t = BashTools::builder()
+        .interactive(true)
+        .build()
+        .expect("tools");
+    let file = std::env::temp_dir().join(format!("bashtools-bench-pty-{}", std::process::id()));
+    let runs = mode.n(5, 2);
+    let (mut ours, mut base, mut floor) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        floor.push(raw_pty(&cmd, &file));
+        let _ = std::fs::remove_file(&file);
+        let s = Instant::now();
+        let Ok(Outcome::Background(bg)) = t.run(&Cmd::new(cmd.as_str()).interactive(true), &me())
+        else {
+            panic!("an interactive command starts in the background")
+        };
+        let info = t.wait(bg.id(), Duration::from_secs(600)).unwrap();
+        ours.push(s.elapsed());
+        let size = std::fs::metadata(info.output_file()).unwrap().len();
+        assert_eq!(size, bytes, "all of it reached the file");
+        let s = Instant::now();
+        Command::new("bash")
+            .args(["-c", &format!("{cmd} > {}", file.display())])
+            .status()
+            .unwrap();
+        base.push(s.elapsed());
+        let _ = std::fs::remove_file(&file);
+    }
+    let (o, b, f) = (stats(ours), stats(base), stats(floor));
+    let rate = |d: Duration| format!("{:.0} MB/s", bytes as f64 / d.as_secs_f64() / 1e6);
+    header(&format!(
+        "interactive command printing {} MiB on its terminal",
+        bytes >> 20
+    ));
+    row(
+        "throughput, median",
+        &rate(o.median),
+        &rate(b.median),
+        &format!("{:.2}x", b.median.as_secs_f64() / o.median.as_secs_f64()),
+        ">= 0.5x",
+    );
+    row(
+        "beside the kernel's floor (a bare pty reader)",
+        &rate(o.median),
+        &rate(f.median),
+        &format!("{:.2}x", f.median.as_secs_f64() / o.median.as_secs_f64()),
+        "",
+    );
+}
+
+/// `write_stdin` to an echoing `cat`: from the write to the first byte of
+/// its echo in the output file (the yield not counted: it is zero here).
+fn pty_echo(mode: &Mode) {
+    let n = mode.n(500, 100);
+    let t = BashTools::builder()
+        .interactive(true)
+        .build()
+        .expect("tools");
+    let Ok(Outcome::Background(bg)) = t.run(&Cmd::new("cat").interactive(true), &me()) else {
+        panic!("an interactive command starts in the background")
+    };
+    let out = bg.output_file().to_path_buf();
+    let size = || std::fs::metadata(&out).map_or(0, |m| m.len());
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n + n / 10 {
+        let before = size();
+        let s = Instant::now();
+        t.send_input(bg.id(), "ping\n", Duration::ZERO).unwrap();
+        while size() == before {
+            assert!(s.elapsed() < Duration::from_secs(30), "no echo");
+            std::thread::yield_now();
+        }
+        let took = s.elapsed();
+        // Let cat's own copy land before the next write.
+        let echoed = before + 2 * "ping\n".len() as u64;
+        while size() < echoed {
+            std::thread::yield_now();
+        }
+        if i >= n / 10 {
+            times.push(took);
+        }
+    }
+    t.send_input(bg.id(), "\u{4}", Duration::ZERO).unwrap();
+    let o = stats(times);
+    header(&format!("`write_stdin` to `cat`, echo back, {n} times"));
+    row("median", &ms(o.median), "", "", "< 5 ms");
+    row("p99", &ms(o.p99), "", "", "");
 }

@@ -48,6 +48,16 @@ pub mod defaults {
     pub const LINE_LIMIT: usize = 500;
     /// A monitor suppressing lines in every window this long is stopped.
     pub const FLOOD_TIMEOUT: Duration = Duration::from_secs(30);
+    /// Whether `bash` offers `interactive: true` and the `write_stdin` tool.
+    pub const INTERACTIVE: bool = false;
+    /// The terminal of an interactive command: columns, rows.
+    pub const TERMINAL_SIZE: (u16, u16) = (80, 24);
+    /// How long an interactive `bash` or a `write_stdin` waits for output
+    /// without `yield_ms`.
+    pub const YIELD: Duration = Duration::from_millis(1000);
+    /// An interactive command's output that has paused this long is
+    /// answered at once, before the yield is over.
+    pub const QUIET: Duration = Duration::from_millis(200);
 }
 
 /// The settled options every tool call reads. Built once, never changed.
@@ -73,6 +83,10 @@ pub(crate) struct Config {
     pub monitor_options: MonitorOptions,
     /// The sandbox's settled policy, when one was asked for.
     pub sandbox: Option<SandboxPolicy>,
+    /// `interactive: true` on `bash`, and `write_stdin`, are offered.
+    pub interactive: bool,
+    /// The terminal of an interactive command: columns, rows.
+    pub terminal_size: (u16, u16),
 }
 
 /// A [`Sandbox`] settled at `build()`: its directories made absolute and

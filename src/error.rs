@@ -47,6 +47,11 @@ pub enum ErrorKind {
     /// or cannot be opened, its temporary directory could not be made, or
     /// the kernel refused the ruleset.
     Sandbox,
+    /// [`interactive`](crate::Builder::interactive) was asked for beside
+    /// `allowed_commands` or a validator, without
+    /// [`interactive_ungated`](crate::Builder::interactive_ungated): what is
+    /// typed into a running program passes no gate.
+    InteractiveGated,
 }
 
 #[derive(Debug)]
@@ -66,6 +71,8 @@ enum Repr {
     SandboxUnsupported,
     /// The sandbox could not be set up (the directory, if that was it).
     Sandbox(Option<PathBuf>, io::Error),
+    /// Interactive commands beside a gate, not allowed ungated.
+    InteractiveGated,
 }
 
 impl Error {
@@ -105,6 +112,12 @@ impl Error {
         }
     }
 
+    pub(crate) fn interactive_gated() -> Self {
+        Error {
+            kind: Repr::InteractiveGated,
+        }
+    }
+
     pub(crate) fn output_directory(path: PathBuf, err: io::Error) -> Self {
         Error {
             kind: Repr::OutputDirectory(path, err),
@@ -123,6 +136,7 @@ impl Error {
             Repr::Thread(..) => ErrorKind::Thread,
             Repr::SandboxUnsupported => ErrorKind::SandboxUnsupported,
             Repr::Sandbox(..) => ErrorKind::Sandbox,
+            Repr::InteractiveGated => ErrorKind::InteractiveGated,
         }
     }
 
@@ -133,7 +147,10 @@ impl Error {
             | Repr::WorkingDirectoryNotADirectory(p)
             | Repr::OutputDirectory(p, _) => Some(p),
             Repr::Sandbox(p, _) => p.as_deref(),
-            Repr::CurrentDirectory(_) | Repr::Thread(..) | Repr::SandboxUnsupported => None,
+            Repr::CurrentDirectory(_)
+            | Repr::Thread(..)
+            | Repr::SandboxUnsupported
+            | Repr::InteractiveGated => None,
         }
     }
 }
@@ -160,6 +177,11 @@ impl fmt::Display for Error {
                 write!(f, "cannot set up the sandbox for {}: {e}", p.display())
             }
             Repr::Sandbox(None, e) => write!(f, "cannot set up the sandbox: {e}"),
+            Repr::InteractiveGated => f.write_str(
+                "interactive commands were asked for beside allowed_commands or a validator: \
+                 the gates check the command line, never what is typed into a running \
+                 program; set interactive_ungated to accept that",
+            ),
             Repr::OutputDirectory(p, e) => {
                 write!(
                     f,

@@ -56,6 +56,28 @@ pub(crate) fn running_in_background(id: &str, path: &Path, notified: bool) -> St
     )
 }
 
+/// §4 bash `interactive: true` and write_stdin without the `interactive` option.
+pub(crate) const INTERACTIVE_OFF: &str = "Interactive commands are not enabled (the interactive option is off): run the command without interactive, its standard input is /dev/null";
+
+/// §4 bash: the sentence its description gains with the `interactive` option.
+pub(crate) const INTERACTIVE_NOTE: &str = " With `interactive: true` the command starts in the background at once on a terminal of its own and the result shows what it printed in its first second; answer its prompts with write_stdin (what you type there is not checked as a command line).";
+
+/// §4 write_stdin: a shell started without `interactive: true`.
+pub(crate) fn not_interactive(id: &str) -> String {
+    format!("Shell {id} is not interactive: write_stdin types only into a shell started with interactive: true")
+}
+
+/// §4 write_stdin: every program of the shell has closed its terminal.
+pub(crate) fn terminal_closed(id: &str) -> String {
+    format!("Shell {id} has closed its terminal: it reads no more input")
+}
+
+/// §4 bash `interactive: true`: the background text, then what the command
+/// printed in its first yield, in `bash_output`'s form.
+pub(crate) fn interactive_started(started: &str, first: &str) -> String {
+    format!("{started}\n{first}")
+}
+
 /// §4 bash: said only when a `tasks` registry will deliver the notification
 /// (the MCP server removes it when no path to the model is on).
 pub(crate) const NOTIFIED: &str = " You will be notified when it completes.";

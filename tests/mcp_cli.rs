@@ -22,7 +22,7 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-const EVERY_FLAG: [&str; 26] = [
+const EVERY_FLAG: [&str; 29] = [
     "--working-directory",
     "--allow",
     "--default-timeout",
@@ -47,6 +47,9 @@ const EVERY_FLAG: [&str; 26] = [
     "--deliver",
     "--progress-interval-ms",
     "--max-line-bytes",
+    "--interactive",
+    "--interactive-ungated",
+    "--terminal-size",
     "--help",
     "--version",
 ];
@@ -132,7 +135,7 @@ fn version_prints_the_crate_version() {
 
 #[test]
 fn bad_command_lines_print_usage_and_exit_2() {
-    let cases: [&[&str]; 15] = [
+    let cases: [&[&str]; 18] = [
         &["--frobnicate"],
         &["serve"],
         &["--default-timeout"],
@@ -148,6 +151,9 @@ fn bad_command_lines_print_usage_and_exit_2() {
         &["--progress-interval-ms", "often"],
         &["--max-line-bytes", "-1"],
         &["--max-line-bytes", "big"],
+        &["--terminal-size", "80"],
+        &["--terminal-size", "0x24"],
+        &["--interactive", "--allow", "python3"],
     ];
     for args in cases {
         let out = run(args);
@@ -155,7 +161,8 @@ fn bad_command_lines_print_usage_and_exit_2() {
         let err = text(&out.stderr);
         assert!(err.starts_with("bashtools-mcp: "), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}: stdout must stay clean");
-        if args[0] != "--working-directory" {
+        // Refused by the builder, not the parser: no usage line.
+        if args[0] != "--working-directory" && args[0] != "--interactive" {
             assert!(err.contains("usage: bashtools-mcp"), "{args:?}: {err}");
         }
     }
@@ -306,4 +313,67 @@ fn max_output_bytes_and_output_root_take_effect() {
     assert!(t.contains("max_output_bytes"), "{t}");
     drop(s);
     let _ = std::fs::remove_dir_all(root);
+}
+
+fn tool_names(s: &mut Server) -> Vec<String> {
+    let list = s.call("tools/list", json!({}));
+    list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn write_stdin_is_listed_only_with_interactive() {
+    let mut plain = Server::start(&[]);
+    plain.initialize("2025-11-25");
+    assert!(!tool_names(&mut plain).contains(&"write_stdin".to_string()));
+    let r = plain.call(
+        "tools/call",
+        json!({"name": "write_stdin", "arguments": {"shell_id": "bash_1", "input": "x"}}),
+    );
+    assert_eq!(r["error"]["message"], "Unknown tool: write_stdin", "{r}");
+
+    let mut s = Server::start(&["--interactive", "--terminal-size", "100x30"]);
+    s.initialize("2025-11-25");
+    assert!(tool_names(&mut s).contains(&"write_stdin".to_string()));
+    let (text, is_error) = s.tool(
+        "bash",
+        json!({"command": "stty size; read -p 'name? ' n; echo \"hi $n\"", "interactive": true}),
+    );
+    assert!(!is_error, "{text}");
+    let id = task_id(&text, "bash");
+    let mut seen = text;
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !seen.contains("hi bob") {
+        assert!(std::time::Instant::now() < end, "{seen}");
+        let input = if seen.contains("name?") && !seen.contains("bob") {
+            "bob\n"
+        } else {
+            ""
+        };
+        let (text, is_error) = s.tool(
+            "write_stdin",
+            json!({"shell_id": id, "input": input, "yield_ms": 5000}),
+        );
+        assert!(!is_error, "{text}");
+        seen.push_str(&text);
+    }
+    assert!(seen.contains("30 100"), "{seen}");
+}
+
+#[test]
+fn interactive_beside_allow_needs_interactive_ungated() {
+    let out = run(&["--interactive", "--allow", "cat"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("interactive_ungated"),
+        "{}",
+        text(&out.stderr)
+    );
+    let mut s = Server::start(&["--interactive", "--interactive-ungated", "--allow", "cat"]);
+    s.initialize("2025-11-25");
+    assert!(tool_names(&mut s).contains(&"write_stdin".to_string()));
 }

@@ -51,6 +51,9 @@ pub struct Builder {
     tasks: Option<Tasks>,
     monitor_options: MonitorOptions,
     sandbox: Option<Sandbox>,
+    interactive: bool,
+    interactive_ungated: bool,
+    terminal_size: (u16, u16),
 }
 
 impl std::fmt::Debug for Builder {
@@ -80,6 +83,9 @@ impl std::fmt::Debug for Builder {
             .field("tasks", &self.tasks)
             .field("monitor_options", &self.monitor_options)
             .field("sandbox", &self.sandbox)
+            .field("interactive", &self.interactive)
+            .field("interactive_ungated", &self.interactive_ungated)
+            .field("terminal_size", &self.terminal_size)
             .finish()
     }
 }
@@ -108,6 +114,9 @@ impl Default for Builder {
             tasks: None,
             monitor_options: MonitorOptions::default(),
             sandbox: None,
+            interactive: defaults::INTERACTIVE,
+            interactive_ungated: false,
+            terminal_size: defaults::TERMINAL_SIZE,
         }
     }
 }
@@ -283,13 +292,55 @@ impl Builder {
         self
     }
 
+    /// Offers interactive commands (default `false`): `bash` takes
+    /// `interactive: true`, which starts the command at once in the
+    /// background on a pseudo-terminal of its own, and the `write_stdin`
+    /// tool types into it ([`BashTools::send_input`]).
+    ///
+    /// The gates (`allowed_commands`, the validator) check the command line
+    /// only: what is typed into a running program (a shell, a REPL, a
+    /// debugger) is not a command line and is not checked. `build()`
+    /// therefore refuses this option beside a gate unless
+    /// [`interactive_ungated`](Self::interactive_ungated) is set too.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bashtools::{BashTools, Caller, Command, Outcome};
+    /// let tools = BashTools::builder().interactive(true).build()?;
+    /// let cmd = Command::new("read -p 'name? ' n; echo \"hi $n\"").interactive(true);
+    /// let Outcome::Background(bg) = tools.run(&cmd, &Caller::default())? else { panic!() };
+    /// let out = tools.send_input(bg.id(), "bob\n", Duration::from_secs(10))?;
+    /// assert!(out.text().contains("hi bob"), "{}", out.text());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn interactive(mut self, on: bool) -> Self {
+        self.interactive = on;
+        self
+    }
+
+    /// Accepts [`interactive`](Self::interactive) beside `allowed_commands`
+    /// or a validator, knowing that what is typed into a running program is
+    /// not checked by them (default `false`).
+    pub fn interactive_ungated(mut self, on: bool) -> Self {
+        self.interactive_ungated = on;
+        self
+    }
+
+    /// The size of an interactive command's terminal, in columns and rows
+    /// (80 × 24).
+    pub fn terminal_size(mut self, columns: u16, rows: u16) -> Self {
+        self.terminal_size = (columns, rows);
+        self
+    }
+
     /// Checks the options and builds the tools.
     ///
     /// # Errors
     /// A working directory that does not exist or is not a directory, an
     /// output directory that cannot be made, a thread the tools need
-    /// that cannot be started, and a sandbox that cannot be set up or, not
-    /// best effort, enforced ([`ErrorKind`](crate::ErrorKind)).
+    /// that cannot be started, a sandbox that cannot be set up or, not
+    /// best effort, enforced, and interactive commands beside a gate
+    /// without `interactive_ungated` ([`ErrorKind`](crate::ErrorKind)).
     pub fn build(self) -> Result<BashTools, Error> {
         crate::timer::start().map_err(|e| Error::thread("timer thread", e))?;
         let (config, tasks, tmp) = self.settle()?;
@@ -323,6 +374,10 @@ impl Builder {
     /// The settled configuration, the registry, and the sandbox's private
     /// temporary directory.
     fn settle(mut self) -> Result<(Config, Option<Tasks>, Option<OutputDir>), Error> {
+        let gated = self.allowed_commands.is_some() || self.validator.is_some();
+        if self.interactive && gated && !self.interactive_ungated {
+            return Err(Error::interactive_gated());
+        }
         let working_directory = match self.working_directory {
             Some(dir) => {
                 check_directory(&dir)?;
@@ -362,6 +417,8 @@ impl Builder {
             output_root,
             monitor_options: self.monitor_options,
             sandbox,
+            interactive: self.interactive,
+            terminal_size: self.terminal_size,
         };
         Ok((config, self.tasks, tmp))
     }

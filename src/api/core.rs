@@ -207,6 +207,9 @@ impl Core {
     ) -> Result<Started, CallError> {
         Core::check_command(cmd.get_command())?;
         self.check_open()?;
+        if cmd.is_interactive() && !self.config.interactive {
+            return Err(CallError::InteractiveOff);
+        }
         let cwd = self.resolve_cwd(cmd.get_working_directory(), caller)?;
         if let Err(refusal) = self.check_gates(cmd.get_command(), &cwd) {
             return Ok(Started::Answered(Outcome::Refused(refusal)));
@@ -225,7 +228,16 @@ impl Core {
             call: caller.get_call().map(str::to_string),
             detached: caller.is_detached(),
         };
-        let key = self.start_shell(new, &cwd, Stdio { stdout: None })?.key;
+        let key = self
+            .start_shell(
+                new,
+                &cwd,
+                Stdio {
+                    stdout: None,
+                    terminal: cmd.is_interactive().then_some(self.config.terminal_size),
+                },
+            )?
+            .key;
         match id {
             Some(id) => {
                 let output_file = self.output_of(key).unwrap_or_default();
@@ -434,6 +446,83 @@ impl Core {
         }
         self.info(key)
             .ok_or_else(|| CallError::UnknownId(id.to_string()))
+    }
+
+    /// Types `input` into the terminal of interactive shell `id`, then
+    /// answers as [`yield_output`](Self::yield_output).
+    pub(crate) fn write_stdin(
+        &self,
+        id: &str,
+        input: &[u8],
+        yield_time: Duration,
+    ) -> Result<NewOutput, CallError> {
+        if !self.config.interactive {
+            return Err(CallError::InteractiveOff);
+        }
+        let key = self
+            .key_of(id)
+            .ok_or_else(|| CallError::UnknownId(id.to_string()))?;
+        let (interactive, status) = {
+            let inner = self.shells.table().lock();
+            let s = inner
+                .get(key)
+                .ok_or_else(|| CallError::UnknownId(id.to_string()))?;
+            (s.is_interactive(), s.status())
+        };
+        if !interactive {
+            return Err(CallError::NotInteractive(id.to_string()));
+        }
+        if status.is_ended() {
+            return Err(CallError::NotRunning {
+                id: id.to_string(),
+                status,
+            });
+        }
+        let since = self
+            .shells
+            .write_terminal(key, input)
+            .map_err(|_| CallError::TerminalClosed(id.to_string()))?;
+        self.yield_output(key, since, yield_time)
+    }
+
+    /// Waits up to `yield_time` (at most `max_timeout`) for interactive
+    /// shell `key` to print more than `since` bytes, answering early once
+    /// that output has paused for [`QUIET`](crate::defaults::QUIET) or the
+    /// shell has ended; then reads its new output.
+    pub(crate) fn yield_output(
+        &self,
+        key: Key,
+        since: u64,
+        yield_time: Duration,
+    ) -> Result<NewOutput, CallError> {
+        let until = deadline::saturating_add(
+            std::time::Instant::now(),
+            yield_time.min(self.config.max_timeout),
+        );
+        self.shells
+            .wait_terminal(key, since, crate::config::defaults::QUIET, until);
+        self.read_output(key, None)
+    }
+
+    /// Waits as [`yield_output`](Self::yield_output) for output of
+    /// interactive shell `key` not read yet (past its cursor: its file
+    /// holds only what its terminal received).
+    pub(crate) fn yield_unread(
+        &self,
+        key: Key,
+        yield_time: Duration,
+    ) -> Result<NewOutput, CallError> {
+        let cursor = {
+            let inner = self.shells.table().lock();
+            let s = inner.get(key).ok_or(CallError::Closed)?;
+            if !s.is_interactive() {
+                return Err(CallError::NotInteractive(
+                    s.id().unwrap_or_default().to_string(),
+                ));
+            }
+            s.cursor()
+        };
+        self.yield_output(key, cursor, yield_time)
     }
 
     /// Keeps a monitor's reader thread, to be joined by `stop_all`.

@@ -211,6 +211,48 @@ impl BashTools {
         self.core().kill(id.as_str())
     }
 
+    /// The typed `write_stdin`: types `input` into the terminal of
+    /// interactive shell `id` (started with [`Command::interactive`]), as a
+    /// keyboard would: `\n` is Enter,
+    /// `\u{3}` Ctrl-C, `\u{4}` Ctrl-D. Then waits up to `yield_time` (at
+    /// most `max_timeout`) for what it prints, returning early once that
+    /// output has paused for 200 ms or the shell has ended, and returns
+    /// its new output as [`read_output`](Self::read_output) does.
+    ///
+    /// What is typed passes no gate: `allowed_commands` and the validator
+    /// check command lines only (see [`Builder::interactive`]).
+    ///
+    /// # Errors
+    /// [`CallError::InteractiveOff`] without the option,
+    /// [`CallError::UnknownId`], [`CallError::NotInteractive`] for a shell
+    /// started without a terminal, [`CallError::NotRunning`] for one that
+    /// has ended, [`CallError::TerminalClosed`] when nothing holds its
+    /// terminal any more.
+    pub fn send_input(
+        &self,
+        id: &ShellId,
+        input: &str,
+        yield_time: Duration,
+    ) -> Result<NewOutput, CallError> {
+        self.core().check_open()?;
+        self.core()
+            .write_stdin(id.as_str(), input.as_bytes(), yield_time)
+    }
+
+    /// Waits up to `yield_time` (at most `max_timeout`) for interactive
+    /// shell `id` to print something not read yet, returning early once
+    /// that output has paused for 200 ms or the shell has ended, and
+    /// returns its new output. What the `bash` tool answers an interactive
+    /// command with: its first yield.
+    ///
+    /// # Errors
+    /// [`CallError::UnknownId`], [`CallError::NotInteractive`].
+    pub fn yield_output(&self, id: &ShellId, yield_time: Duration) -> Result<NewOutput, CallError> {
+        self.core().check_open()?;
+        let key = self.key(id)?;
+        self.core().yield_unread(key, yield_time)
+    }
+
     fn key(&self, id: &ShellId) -> Result<u64, CallError> {
         self.core()
             .key_of(id.as_str())
@@ -346,6 +388,14 @@ impl Settings<'_> {
     /// An output file past this stops its shell.
     pub fn max_output_bytes(&self) -> u64 {
         self.config.max_output_bytes
+    }
+    /// Whether `bash` offers `interactive: true` and `write_stdin` exists.
+    pub fn interactive(&self) -> bool {
+        self.config.interactive
+    }
+    /// The terminal of an interactive command: columns, rows.
+    pub fn terminal_size(&self) -> (u16, u16) {
+        self.config.terminal_size
     }
     /// The words commands may start with, when a list is configured.
     pub fn allowed_commands(&self) -> Option<&[String]> {

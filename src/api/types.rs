@@ -69,6 +69,7 @@ pub struct Command {
     description: Option<String>,
     background: bool,
     working_directory: Option<PathBuf>,
+    interactive: bool,
 }
 
 impl Command {
@@ -80,6 +81,7 @@ impl Command {
             description: None,
             background: false,
             working_directory: None,
+            interactive: false,
         }
     }
 
@@ -110,6 +112,16 @@ impl Command {
         self
     }
 
+    /// Start it at once in the background on a pseudo-terminal of its own
+    /// (its controlling terminal, in a session of its own), so that
+    /// [`BashTools::send_input`](crate::BashTools::send_input) can answer
+    /// its prompts. Needs the [`interactive`](crate::Builder::interactive)
+    /// option; its timeout does not apply.
+    pub fn interactive(mut self, interactive: bool) -> Command {
+        self.interactive = interactive;
+        self
+    }
+
     /// The command line.
     pub fn get_command(&self) -> &str {
         &self.command
@@ -122,9 +134,14 @@ impl Command {
     pub fn get_description(&self) -> Option<&str> {
         self.description.as_deref()
     }
-    /// Whether it starts in the background.
+    /// Whether it starts in the background (an interactive command always
+    /// does).
     pub fn is_background(&self) -> bool {
-        self.background
+        self.background || self.interactive
+    }
+    /// Whether it runs on a terminal of its own.
+    pub fn is_interactive(&self) -> bool {
+        self.interactive
     }
     /// The working directory asked for, if any.
     pub fn get_working_directory(&self) -> Option<&Path> {
@@ -356,6 +373,14 @@ pub enum CallError {
     StopPanicked(String),
     /// `monitor` needs a task registry and none was configured.
     MonitorNeedsTasks,
+    /// An interactive command, or `write_stdin`, without the
+    /// [`interactive`](crate::Builder::interactive) option.
+    InteractiveOff,
+    /// `write_stdin` to a shell that was not started interactive (its ID).
+    NotInteractive(String),
+    /// `write_stdin` to a shell whose programs have all closed its terminal
+    /// (its ID).
+    TerminalClosed(String),
     /// The tools have ended (the last `BashTools` was dropped, or
     /// [`close`](crate::BashTools::close) was called).
     Closed,

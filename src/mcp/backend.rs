@@ -58,6 +58,15 @@ impl Backend {
         self.tools.tasks().is_some()
     }
 
+    /// Whether interactive commands and `write_stdin` are offered.
+    pub(crate) fn is_interactive(&self) -> bool {
+        self.tools.settings().interactive()
+    }
+
+    pub(crate) fn write_stdin(&self, input: &Value) -> ToolResult {
+        self.tools.write_stdin(input)
+    }
+
     pub(crate) fn definitions(&self) -> Vec<ToolDefinition> {
         self.tools.definitions()
     }

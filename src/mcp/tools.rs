@@ -39,6 +39,13 @@ fn annotations(name: &str) -> Value {
             "readOnlyHint": true,
             "openWorldHint": false,
         }),
+        "write_stdin" => json!({
+            "title": "Type into an interactive shell's terminal",
+            "readOnlyHint": false,
+            "destructiveHint": true,
+            "idempotentHint": false,
+            "openWorldHint": true,
+        }),
         "kill_shell" => json!({
             "title": "Stop a background shell",
             "readOnlyHint": false,
@@ -92,6 +99,7 @@ pub(crate) fn exists(backend: &Backend, name: &str) -> bool {
     match name {
         "bash" | "bash_output" | "kill_shell" => true,
         "monitor" => backend.has_tasks(),
+        "write_stdin" => backend.is_interactive(),
         _ => false,
     }
 }

@@ -65,7 +65,10 @@ pub(crate) struct Child<'a> {
     /// NULL-terminated.
     pub envp: &'a [*mut libc::c_char],
     pub cwd: &'a CStr,
-    /// `(from, to)` descriptor moves, in order, after stdin is `/dev/null`.
+    /// What stdin opens: a terminal's slave (read and write, after
+    /// `setsid`, so it becomes the controlling terminal), else `/dev/null`.
+    pub stdin: Option<&'a CStr>,
+    /// `(from, to)` descriptor moves, in order, after stdin is opened.
     pub moves: &'a [(i32, i32)],
 }
 
@@ -277,7 +280,10 @@ fn exec_child(child: &Child<'_>, report: Report<'_>) -> ! {
     if unsafe { libc::setsid() } < 0 {
         fail(report);
     }
-    let null = unsafe { libc::open(c_str(b"/dev/null\0"), libc::O_RDONLY) };
+    let null = match child.stdin {
+        Some(tty) => unsafe { libc::open(tty.as_ptr(), libc::O_RDWR) },
+        None => unsafe { libc::open(c_str(b"/dev/null\0"), libc::O_RDONLY) },
+    };
     if null < 0 {
         fail(report);
     }
@@ -392,6 +398,7 @@ mod tests {
             argv: &argv,
             envp: &envp,
             cwd: &cwd,
+            stdin: None,
             moves: &moves,
         };
         let pid = spawn(&child, cgroup)? as i32;

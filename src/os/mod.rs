@@ -1,6 +1,6 @@
 //! The layer that talks to the kernel: starting commands, reaping them,
-//! process groups, the output cap, the private output directory, and the
-//! sandbox of commands.
+//! process groups, the output cap, the private output directory, the
+//! pseudo-terminals of interactive commands, and the sandbox of commands.
 //!
 //! Nothing here knows about tools, texts or shells: it imports only the
 //! leaf modules and reports events up through callbacks it is given.
@@ -12,7 +12,9 @@ pub(crate) mod contain;
 pub(crate) mod group;
 pub(crate) mod keeper;
 pub(crate) mod outdir;
+pub(crate) mod pty;
 pub(crate) mod reaper;
 pub(crate) mod sandbox;
 pub(crate) mod spawn;
 pub(crate) mod spawner;
+pub(crate) mod terminals;

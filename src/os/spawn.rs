@@ -33,7 +33,7 @@
 //! slower from a 64 MiB host). Elsewhere `std::process::Command` with a
 //! `pre_exec` hook does the same work after a fork.
 
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;
@@ -57,6 +57,10 @@ pub(crate) struct SpawnSpec<'a> {
     /// A variable that marks the command and all it starts (containment's,
     /// in session mode).
     pub mark: Option<(OsString, OsString)>,
+    /// The slave of a pseudo-terminal (`pty`): opened as stdin, stdout and
+    /// stderr instead of `/dev/null` and the output file, and, right after
+    /// `setsid`, the command's controlling terminal.
+    pub terminal: Option<&'a CStr>,
 }
 
 /// How a command gets into its cgroup: created inside it (`clone3.rs`),
@@ -175,6 +179,8 @@ pub(crate) struct Launch<'a> {
     /// The cgroup to create the command in, and the environment that makes
     /// bash move itself there where that cannot be done.
     cgroup: Option<(&'a File, Vec<CString>)>,
+    /// The terminal to open as stdio.
+    terminal: Option<CString>,
 }
 
 fn env_strings(env: Vec<(OsString, OsString)>) -> Vec<CString> {
@@ -218,6 +224,7 @@ pub(crate) fn prepare<'a>(spec: SpawnSpec<'a>, config: &Config) -> io::Result<La
         stdout: spec.stdout,
         script,
         cgroup,
+        terminal: spec.terminal.map(CStr::to_owned),
     })
 }
 
@@ -248,7 +255,11 @@ impl Launch<'_> {
         use std::os::fd::AsRawFd;
         let out = self.output.as_raw_fd();
         let stdout = self.stdout.as_ref().map_or(out, |fd| fd.as_raw_fd());
-        let mut moves = vec![(stdout, 1), (out, 2)];
+        // On a terminal, stdin is the terminal and stdout and stderr copies of it.
+        let mut moves = match &self.terminal {
+            Some(_) => vec![(0, 1), (0, 2)],
+            None => vec![(stdout, 1), (out, 2)],
+        };
         if let Some(script) = &self.script {
             moves.push((script.as_raw_fd(), SCRIPT_FD));
         }
@@ -265,6 +276,7 @@ impl Launch<'_> {
                 argv: &argv,
                 envp: &envp,
                 cwd: &self.cwd,
+                stdin: self.terminal.as_deref(),
                 moves: &moves,
             },
             cgroup,
@@ -348,18 +360,10 @@ mod imp {
             Ok(Actions(unsafe { raw.assume_init() }))
         }
 
-        fn open(&mut self, fd: i32, path: &'static [u8], flags: i32) -> io::Result<()> {
-            assert_eq!(path.last(), Some(&0), "a NUL-terminated path");
-            // SAFETY: the path is NUL-terminated and static; the action
-            // list copies it.
+        fn open(&mut self, fd: i32, path: &std::ffi::CStr, flags: i32) -> io::Result<()> {
+            // SAFETY: the path is NUL-terminated; the action list copies it.
             check(unsafe {
-                libc::posix_spawn_file_actions_addopen(
-                    &mut self.0,
-                    fd,
-                    path.as_ptr() as *const libc::c_char,
-                    flags,
-                    0,
-                )
+                libc::posix_spawn_file_actions_addopen(&mut self.0, fd, path.as_ptr(), flags, 0)
             })
         }
 
@@ -422,9 +426,21 @@ mod imp {
             let out = self.output.as_raw_fd();
             let stdout = self.stdout.as_ref().map_or(out, |fd| fd.as_raw_fd());
             let mut actions = Actions::new()?;
-            actions.open(0, b"/dev/null\0", libc::O_RDONLY)?;
-            actions.dup2(stdout, 1)?;
-            actions.dup2(out, 2)?;
+            match &self.terminal {
+                // Opened after the SETSID below (glibc runs the attributes
+                // first), without O_NOCTTY: it becomes the controlling
+                // terminal.
+                Some(tty) => {
+                    actions.open(0, tty, libc::O_RDWR)?;
+                    actions.dup2(0, 1)?;
+                    actions.dup2(0, 2)?;
+                }
+                None => {
+                    actions.open(0, c"/dev/null", libc::O_RDONLY)?;
+                    actions.dup2(stdout, 1)?;
+                    actions.dup2(out, 2)?;
+                }
+            }
             if let Some(script) = &self.script {
                 actions.dup2(script.as_raw_fd(), SCRIPT_FD)?;
             }
@@ -506,16 +522,36 @@ mod imp {
             cmd.stdout(stdout)
                 .stderr(Stdio::from(self.output.try_clone()?));
             let script = self.script.as_ref().map(|fd| fd.as_raw_fd());
+            let terminal = self.terminal.clone();
             // SAFETY: the hook runs in the forked child and calls only
             // async-signal-safe functions.
-            unsafe { cmd.pre_exec(move || start_session(script)) };
+            unsafe { cmd.pre_exec(move || start_session(script, terminal.as_deref())) };
             let child = cmd.spawn()?;
             Ok(child.id())
         }
     }
 
-    fn start_session(script: Option<i32>) -> io::Result<()> {
+    fn start_session(script: Option<i32>, terminal: Option<&std::ffi::CStr>) -> io::Result<()> {
         nix::unistd::setsid()?;
+        if let Some(tty) = terminal {
+            // After setsid and without O_NOCTTY: the controlling terminal.
+            // SAFETY: open and dup2 on a NUL-terminated path and our own
+            // descriptors.
+            let fd = unsafe { nix::libc::open(tty.as_ptr(), nix::libc::O_RDWR) };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            for to in 0..3 {
+                // SAFETY: as above.
+                if unsafe { nix::libc::dup2(fd, to) } < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            if fd > 2 {
+                // SAFETY: our own descriptor, no longer needed.
+                unsafe { nix::libc::close(fd) };
+            }
+        }
         if let Some(fd) = script {
             // SAFETY: dup2 on descriptors this process holds.
             if unsafe { nix::libc::dup2(fd, SCRIPT_FD) } < 0 {

@@ -233,6 +233,7 @@ impl Process for RealProcess {
                 let cwd = spec.cwd.to_path_buf();
                 let output = spec.output.try_clone()?;
                 let stdout = spec.stdout;
+                let terminal = spec.terminal.map(std::ffi::CStr::to_owned);
                 // A sandboxed owner has no cgroups (see `new`): only the
                 // session mark travels.
                 let mark = self.contain.mark();
@@ -246,6 +247,7 @@ impl Process for RealProcess {
                             stdout,
                             join: None,
                             mark,
+                            terminal: terminal.as_deref(),
                         };
                         start(&shared, key, spec, want_pidfd, on_exit, on_gone)
                     })

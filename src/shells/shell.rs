@@ -94,6 +94,9 @@ pub(crate) struct Shell {
     /// never show the same bytes twice or skip any.
     pub(super) read_lock: Arc<Mutex<()>>,
     pub(super) waiters: Vec<Box<dyn ExitWaiter>>,
+    /// Whether it runs on a pseudo-terminal of its own (`write_stdin`
+    /// types into it).
+    pub(super) interactive: bool,
 }
 
 impl Shell {
@@ -112,6 +115,7 @@ impl Shell {
             detached: new.detached,
             read_lock: Arc::new(Mutex::new(())),
             waiters: Vec::new(),
+            interactive: false,
         }
     }
 
@@ -145,6 +149,9 @@ impl Shell {
     }
     pub(crate) fn stop_reason(&self) -> Option<StopReason> {
         self.stop
+    }
+    pub(crate) fn is_interactive(&self) -> bool {
+        self.interactive
     }
     pub(crate) fn read_lock(&self) -> Arc<Mutex<()>> {
         self.read_lock.clone()

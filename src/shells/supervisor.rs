@@ -15,11 +15,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use parking_lot::Mutex;
+
 use super::process::Process;
 use super::shell::{Ended, Key, Life, NewShell, Shell, StopReason};
 use super::table::Table;
 use crate::os::outdir::OutputDir;
-use crate::os::{cap, spawn};
+use crate::os::terminals::{Terminals, Waited};
+use crate::os::{cap, pty, spawn};
 
 /// Called once when a background shell (not a monitor) has ended.
 pub(crate) type OnEnd = Arc<dyn Fn(Ended) + Send + Sync>;
@@ -49,6 +52,10 @@ pub(crate) enum Settled {
 pub(crate) struct Stdio {
     /// Where stdout goes instead of the output file (a monitor's pipe).
     pub stdout: Option<OwnedFd>,
+    /// A pseudo-terminal of this size (columns, rows) for stdin, stdout
+    /// and stderr, its output copied into the output file (interactive
+    /// commands).
+    pub terminal: Option<(u16, u16)>,
 }
 
 /// A shell that started.
@@ -64,6 +71,9 @@ pub(crate) struct Supervisor {
     max_output_bytes: u64,
     next_file: AtomicU64,
     on_end: OnEnd,
+    /// The I/O thread of the interactive commands' terminals, started with
+    /// the first of them.
+    terminals: Mutex<Option<Arc<Terminals>>>,
 }
 
 impl Supervisor {
@@ -82,6 +92,7 @@ impl Supervisor {
             max_output_bytes,
             next_file: AtomicU64::new(1),
             on_end,
+            terminals: Mutex::new(None),
         }
     }
 
@@ -131,7 +142,9 @@ impl Supervisor {
                 let _ = std::fs::remove_file(&path);
                 return Err(StartError::Closed);
             }
-            let key = inner.insert(Shell::new(new, path.clone()));
+            let mut shell = Shell::new(new, path.clone());
+            shell.interactive = stdio.terminal.is_some();
+            let key = inner.insert(shell);
             register(&inner.shells[&key], key);
             key
         };
@@ -166,6 +179,56 @@ impl Supervisor {
         Ok(Started { key })
     }
 
+    /// The terminals' I/O thread, started if it is not running yet.
+    fn terminals(&self) -> std::io::Result<Arc<Terminals>> {
+        let mut slot = self.terminals.lock();
+        if let Some(t) = &*slot {
+            return Ok(t.clone());
+        }
+        let t = Arc::new(Terminals::start()?);
+        *slot = Some(t.clone());
+        Ok(t)
+    }
+
+    /// The terminals, when an interactive command has been started.
+    fn running_terminals(&self) -> Option<Arc<Terminals>> {
+        self.terminals.lock().clone()
+    }
+
+    /// Types `input` into the terminal of shell `key`; returns the bytes of
+    /// output it had received before (see [`wait_terminal`](Self::wait_terminal)).
+    /// `Err` when its terminal is closed (or it has none).
+    pub(crate) fn write_terminal(&self, key: Key, input: &[u8]) -> std::io::Result<u64> {
+        match self.running_terminals() {
+            Some(t) => t.write(key, input),
+            None => Err(std::io::Error::from_raw_os_error(nix::libc::EIO)),
+        }
+    }
+
+    /// Waits until the terminal of shell `key` has printed more than
+    /// `since` bytes and then been quiet for `quiet`, or its leader has
+    /// exited (then also until the exit is recorded), or `deadline`.
+    pub(crate) fn wait_terminal(
+        &self,
+        key: Key,
+        since: u64,
+        quiet: Duration,
+        deadline: std::time::Instant,
+    ) -> Waited {
+        let Some(t) = self.running_terminals() else {
+            return Waited::Ended;
+        };
+        let waited = t.wait(key, since, quiet, deadline);
+        if waited == Waited::Ended {
+            // The exit is recorded right after the drain: wait for it, so
+            // the state read next says ended.
+            let soon = std::time::Instant::now() + Duration::from_secs(2);
+            let inner = self.table.lock();
+            drop(self.table.wait_exited(inner, &[key], Some(soon)));
+        }
+        waited
+    }
+
     fn spawn(
         self: &Arc<Self>,
         key: Key,
@@ -174,6 +237,39 @@ impl Supervisor {
         path: &Path,
         file: &File,
         stdio: Stdio,
+    ) -> std::io::Result<(u32, Option<OwnedFd>)> {
+        let Some((cols, rows)) = stdio.terminal else {
+            return self.spawn_with(key, command, cwd, path, file, stdio, None);
+        };
+        let terminals = self.terminals()?;
+        let pty = pty::open(cols, rows)?;
+        terminals.add(key, pty.master, file.try_clone()?);
+        let spawned = self.spawn_with(
+            key,
+            command,
+            cwd,
+            path,
+            file,
+            stdio,
+            Some((&pty.slave, terminals.clone())),
+        );
+        match &spawned {
+            Ok(_) => terminals.started(key),
+            Err(_) => terminals.remove(key),
+        }
+        spawned
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn spawn_with(
+        self: &Arc<Self>,
+        key: Key,
+        command: &str,
+        cwd: &Path,
+        path: &Path,
+        file: &File,
+        stdio: Stdio,
+        terminal: Option<(&std::ffi::CStr, Arc<Terminals>)>,
     ) -> std::io::Result<(u32, Option<OwnedFd>)> {
         let me = Arc::downgrade(self);
         let watch = cap::watch(
@@ -187,6 +283,7 @@ impl Supervisor {
         );
         let table = self.table.clone();
         let on_end = self.on_end.clone();
+        let terminal_io = terminal.as_ref().map(|(_, t)| ((), t.clone()));
         self.process.spawn(
             key,
             spawn::SpawnSpec {
@@ -196,10 +293,16 @@ impl Supervisor {
                 stdout: stdio.stdout,
                 join: None,
                 mark: None,
+                terminal: terminal.as_ref().map(|(slave, _)| *slave),
             },
             // No one waits on the leader's pidfd (a monitor ends at EOF).
             false,
             Box::new(move |exit| {
+                // What the leader printed on its terminal is in the file
+                // before its end is told.
+                if let Some((_, terminals)) = &terminal_io {
+                    terminals.drain(key);
+                }
                 table.record_exit(key, exit, |ended| on_end(ended));
             }),
             // The cap stays on while anything the command started can still

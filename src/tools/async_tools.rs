@@ -199,8 +199,28 @@ impl AsyncTool {
             "bash" => tools::bash::bash_f(&self.core, input, &caller),
             "bash_output" => tools::bash_output::bash_output_f(&self.core, input),
             "kill_shell" => Pending::ready(tools::kill_shell::kill_shell(&self.core, input)),
+            "write_stdin" => write_stdin_f(&self.core, input),
             _ => Pending::ready(tools::monitor::monitor(&self.core, input, &caller)),
         }
+    }
+}
+
+/// `write_stdin` as a [`Pending`]: its yield is waited on a thread of its
+/// own, so the caller's is not.
+fn write_stdin_f(core: &Arc<Core>, input: &Value) -> Pending<ToolResult> {
+    let (pending, completer) = Pending::new();
+    let (core, input) = (core.clone(), input.clone());
+    let spawned = std::thread::Builder::new()
+        .name("bashtools-yield".into())
+        .spawn(move || {
+            let answer = tools::write_stdin::write_stdin(&core, &input);
+            completer.complete_with(move || answer);
+        });
+    match spawned {
+        Ok(_) => pending,
+        Err(e) => Pending::ready(ToolResult::error(crate::texts::spawn_failed(
+            &e.to_string(),
+        ))),
     }
 }
 

@@ -2,14 +2,16 @@
 //! then in the background.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::{input, words, ToolResult};
 use crate::api::core::Core;
 use crate::api::foreground;
-use crate::api::types::{CallError, Command};
+use crate::api::types::{CallError, Command, Outcome};
 use crate::caller::Caller;
+use crate::config::defaults;
 use crate::pending::Pending;
 use crate::texts;
 
@@ -36,7 +38,49 @@ fn parse(core: &Core, input: &Value) -> Result<Command, String> {
     if let Some(dir) = input::optional_str(args, "working_directory")? {
         cmd = cmd.working_directory(dir);
     }
+    cmd = cmd.interactive(input::optional_bool(args, "interactive")?);
     Ok(cmd)
+}
+
+/// How long an interactive command's first answer waits for its output.
+fn yield_of(core: &Core, input: &Value) -> Duration {
+    input.as_object().map_or(defaults::YIELD, |args| {
+        input::millis(args, "yield_ms", defaults::YIELD, core.config.max_timeout)
+    })
+}
+
+/// An interactive command: started in the background at once, answered
+/// with the usual text and what it printed in its first yield.
+fn interactive(core: &Arc<Core>, cmd: &Command, input: &Value, caller: &Caller) -> ToolResult {
+    let outcome = match core.run(cmd, caller) {
+        Ok(outcome) => outcome,
+        Err(e) => return words::error(&e),
+    };
+    let started = words::outcome(&outcome);
+    let Outcome::Background(bg) = &outcome else {
+        return started;
+    };
+    let Some(key) = core.key_of(bg.id().as_str()) else {
+        return started;
+    };
+    match core.yield_unread(key, yield_of(core, input)) {
+        Ok(out) => {
+            let info = out.info();
+            let first = texts::shell_output(
+                info.status(),
+                info.exit_code(),
+                out.text(),
+                words::cap_of(info.stopped()),
+            );
+            ToolResult {
+                text: texts::interactive_started(&started.text, &first),
+                status: Some(info.status()),
+                exit_code: info.exit_code(),
+                ..started
+            }
+        }
+        Err(e) => words::error(&e),
+    }
 }
 
 pub(crate) fn bash(core: &Arc<Core>, input: &Value, caller: &Caller) -> ToolResult {
@@ -44,6 +88,9 @@ pub(crate) fn bash(core: &Arc<Core>, input: &Value, caller: &Caller) -> ToolResu
         Ok(cmd) => cmd,
         Err(e) => return ToolResult::error(e),
     };
+    if cmd.is_interactive() {
+        return interactive(core, &cmd, input, caller);
+    }
     match core.run(&cmd, caller) {
         Ok(outcome) => words::outcome(&outcome),
         Err(e) => words::error(&e),
@@ -58,6 +105,21 @@ pub(crate) fn bash_f(core: &Arc<Core>, input: &Value, caller: &Caller) -> Pendin
         Ok(cmd) => cmd,
         Err(e) => return Pending::ready(ToolResult::error(e)),
     };
+    if cmd.is_interactive() {
+        // The first yield is short and rare: a thread of its own waits it.
+        let (pending, completer) = Pending::new();
+        let (core, input, caller) = (core.clone(), input.clone(), caller.clone());
+        let spawned = std::thread::Builder::new()
+            .name("bashtools-yield".into())
+            .spawn(move || {
+                let answer = interactive(&core, &cmd, &input, &caller);
+                completer.complete_with(move || answer);
+            });
+        return match spawned {
+            Ok(_) => pending,
+            Err(e) => Pending::ready(words::error(&CallError::SpawnFailed(e.to_string()))),
+        };
+    }
     foreground::run_f(
         core,
         &cmd,

@@ -7,14 +7,14 @@
 
 use serde_json::{json, Value};
 
-use crate::config::Config;
+use crate::config::{defaults, Config};
 use crate::texts::seconds;
 
 /// A tool's definition.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ToolDefinition {
-    /// `bash`, `bash_output`, `kill_shell` or `monitor`.
+    /// `bash`, `bash_output`, `kill_shell`, `monitor` or `write_stdin`.
     pub name: &'static str,
     /// What the tool does, for a model.
     pub description: String,
@@ -23,6 +23,18 @@ pub struct ToolDefinition {
 }
 
 pub(crate) fn bash(c: &Config, tasks: bool) -> ToolDefinition {
+    let mut def = bash_plain(c, tasks);
+    if c.interactive {
+        let props = &mut def.input_schema["properties"];
+        props["interactive"] = json!({"type": "boolean",
+            "description": "Start in the background at once on a terminal of its own (for prompts, REPLs, debuggers); answer it with write_stdin."});
+        props["yield_ms"] = json!({"type": "number", "exclusiveMinimum": 0,
+            "description": format!("With interactive: milliseconds to wait for its first output (default {}).", defaults::YIELD.as_millis())});
+    }
+    def
+}
+
+fn bash_plain(c: &Config, tasks: bool) -> ToolDefinition {
     ToolDefinition {
         name: "bash",
         description: format!(
@@ -32,10 +44,15 @@ pub(crate) fn bash(c: &Config, tasks: bool) -> ToolDefinition {
              starts with `Exit code N`. Standard input is /dev/null, and pagers and editors are disabled. `timeout` is \
              in seconds (default {default}, at most {max}); a command still running at its timeout is NOT killed: it \
              moves to the background and the result gives its ID (bash_N) for bash_output and kill_shell. With \
-             `run_in_background: true` it starts there at once.{notified}{sandbox}",
+             `run_in_background: true` it starts there at once.{interactive}{notified}{sandbox}",
             limit = c.output_limit,
             default = seconds(c.default_timeout),
             max = seconds(c.max_timeout),
+            interactive = if c.interactive {
+                crate::texts::INTERACTIVE_NOTE
+            } else {
+                ""
+            },
             notified = if tasks {
                 " You are notified when a background command ends; do not poll for it."
             } else {
@@ -143,12 +160,43 @@ pub(crate) fn monitor(c: &Config) -> ToolDefinition {
     }
 }
 
+pub(crate) fn write_stdin(c: &Config) -> ToolDefinition {
+    ToolDefinition {
+        name: "write_stdin",
+        description: format!(
+            "Types `input` into the terminal of a shell started with `bash` and `interactive: true`, as a keyboard \
+             would: end a line with \\n (Enter); control characters work, e.g. \\u0003 is Ctrl-C (interrupt) and \\u0004 \
+             Ctrl-D (end of input). Then waits up to `yield_ms` milliseconds (default {default}, at most {max} ms) for \
+             its output, answering early once it has paused {quiet} ms or the shell has ended, in bash_output's form: \
+             `<status>`, `<exit_code>` once ended, and the new output in `<stdout>`. Use bash_output later for output \
+             that comes after. An unknown ID, a shell that is not interactive or one that has ended is an error result.",
+            default = defaults::YIELD.as_millis(),
+            max = c.max_timeout.as_millis(),
+            quiet = defaults::QUIET.as_millis(),
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "shell_id": {"type": "string", "description": "The ID of the interactive shell (bash_N)."},
+                "input": {"type": "string", "description": "What to type; \\n is Enter, \\u0003 Ctrl-C, \\u0004 Ctrl-D."},
+                "yield_ms": {"type": "number", "exclusiveMinimum": 0,
+                    "description": format!("Milliseconds to wait for output (default {}).", defaults::YIELD.as_millis())}
+            },
+            "required": ["shell_id", "input"],
+            "additionalProperties": false
+        }),
+    }
+}
+
 /// Every tool this configuration offers: `monitor` only with a registry
-/// (`tasks`).
+/// (`tasks`), `write_stdin` only with `interactive`.
 pub(crate) fn all(c: &Config, tasks: bool) -> Vec<ToolDefinition> {
     let mut defs = vec![bash(c, tasks), bash_output(c), kill_shell(c)];
     if tasks {
         defs.push(monitor(c));
+    }
+    if c.interactive {
+        defs.push(write_stdin(c));
     }
     defs
 }

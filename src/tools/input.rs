@@ -71,6 +71,28 @@ pub(crate) fn timeout_secs(
     chosen.min(max)
 }
 
+/// A time in milliseconds (`yield_ms`): absent, zero, negative or
+/// non-numeric falls back to `default`; a larger one than `max` is cut down.
+pub(crate) fn millis(
+    args: &Map<String, Value>,
+    name: &str,
+    default: Duration,
+    max: Duration,
+) -> Duration {
+    let ms = match args.get(name) {
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    let chosen = match ms {
+        Some(ms) if ms.is_finite() && ms > 0.0 => {
+            Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(max)
+        }
+        _ => default,
+    };
+    chosen.min(max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +106,23 @@ mod tests {
             Duration::from_secs(120),
             Duration::from_secs(600),
         )
+    }
+
+    #[test]
+    fn a_yield_in_milliseconds_falls_back_or_is_cut() {
+        let ms = |v: Value| {
+            let args = json!({ "yield_ms": v });
+            millis(
+                args.as_object().unwrap(),
+                "yield_ms",
+                Duration::from_secs(1),
+                Duration::from_secs(600),
+            )
+        };
+        assert_eq!(ms(json!(250)), Duration::from_millis(250));
+        assert_eq!(ms(json!(0)), Duration::from_secs(1));
+        assert_eq!(ms(json!("x")), Duration::from_secs(1));
+        assert_eq!(ms(json!(1e12)), Duration::from_secs(600));
     }
 
     #[test]

@@ -5,7 +5,9 @@
 use serde_json::Value;
 
 use super::async_tools::{self, AsyncTool, AsyncToolsOptions};
-use super::{bash, bash_output, definitions, kill_shell, monitor, ToolDefinition, ToolResult};
+use super::{
+    bash, bash_output, definitions, kill_shell, monitor, write_stdin, ToolDefinition, ToolResult,
+};
 use crate::pending::Pending;
 use crate::{BashTools, Caller};
 
@@ -55,6 +57,19 @@ impl BashTools {
     /// more when it ends. Needs a [`Tasks`](crate::Tasks) registry.
     pub fn monitor(&self, input: &Value, caller: &Caller) -> ToolResult {
         monitor::monitor(self.core(), input, caller)
+    }
+
+    /// The `write_stdin` tool: `{shell_id, input, yield_ms?}` (with the
+    /// [`interactive`](crate::Builder::interactive) option). Types `input`
+    /// into the terminal of a shell started with `interactive: true` —
+    /// control characters as a keyboard sends them (`\u0003` Ctrl-C,
+    /// `\u0004` Ctrl-D) — then waits up to `yield_ms` (default 1000) for
+    /// its output, answering early once it has paused 200 ms or the shell
+    /// ended, in `bash_output`'s form. What is typed passes no gate.
+    ///
+    /// Blocks the calling thread for at most the yield.
+    pub fn write_stdin(&self, input: &Value) -> ToolResult {
+        write_stdin::write_stdin(self.core(), input)
     }
 
     /// The tools for a non-blocking agent loop: definitions (name,

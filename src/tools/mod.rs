@@ -12,6 +12,7 @@ pub(crate) mod kill_shell;
 mod methods;
 pub(crate) mod monitor;
 mod words;
+pub(crate) mod write_stdin;
 
 use std::path::PathBuf;
 

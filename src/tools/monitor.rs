@@ -91,6 +91,7 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
             &cwd,
             Stdio {
                 stdout: Some(write),
+                terminal: None,
             },
         )
         .map_err(|e| e.to_string())?;

@@ -23,6 +23,9 @@ impl fmt::Display for CallError {
             CallError::NotRunning { id, status } => texts::not_running(id, *status),
             CallError::StopPanicked(id) => texts::stop_panicked(id),
             CallError::MonitorNeedsTasks => texts::MONITOR_NEEDS_TASKS.to_string(),
+            CallError::InteractiveOff => texts::INTERACTIVE_OFF.to_string(),
+            CallError::NotInteractive(id) => texts::not_interactive(id),
+            CallError::TerminalClosed(id) => texts::terminal_closed(id),
             CallError::Closed => texts::CLOSED.to_string(),
         };
         f.write_str(&text)

@@ -51,6 +51,9 @@ const FLAGS: &[(&str, &str, &str)] = &[
     ("--sandbox-allow-write", "DIR", "with the sandbox, also writable; repeatable (implies --sandbox)"),
     ("--sandbox-allow-network", "", "with the sandbox, allow TCP connect and bind (implies --sandbox)"),
     ("--sandbox-best-effort", "", "with the sandbox, run even where the kernel has no Landlock (implies --sandbox)"),
+    ("--interactive", "", "offer interactive: true on bash (a pseudo-terminal of its own) and the write_stdin tool (default: off)"),
+    ("--interactive-ungated", "", "accept --interactive beside --allow: what is typed into a running program is not checked (default: refused)"),
+    ("--terminal-size", "COLSxROWS", "the terminal of an interactive command"),
     ("--help", "", "print this help"),
     ("--version", "", "print the version"),
 ];
@@ -115,6 +118,7 @@ fn default_of(flag: &str, o: &Options) -> Option<String> {
         "--burst-limit" => d::BURST_LIMIT.to_string(),
         "--line-limit" => d::LINE_LIMIT.to_string(),
         "--flood-timeout" => secs_text(d::FLOOD_TIMEOUT),
+        "--terminal-size" => format!("{}x{}", d::TERMINAL_SIZE.0, d::TERMINAL_SIZE.1),
         _ => return None,
     })
 }
@@ -215,6 +219,18 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> 
                 b
             }
             "--output-root" => b.output_root(v),
+            "--interactive" => b.interactive(true),
+            "--interactive-ungated" => b.interactive_ungated(true),
+            "--terminal-size" => {
+                let size = v
+                    .split_once('x')
+                    .and_then(|(c, r)| Some((c.parse::<u16>().ok()?, r.parse::<u16>().ok()?)))
+                    .filter(|&(c, r)| c > 0 && r > 0);
+                let Some((cols, rows)) = size else {
+                    return Err(Usage(format!("--terminal-size wants COLSxROWS, not {v:?}")));
+                };
+                b.terminal_size(cols, rows)
+            }
             "--deliver" => {
                 let d = Deliver::parse(v).ok_or_else(|| {
                     Usage(format!("--deliver wants result, log or both, not {v:?}"))

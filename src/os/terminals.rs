@@ -1,0 +1,433 @@
+//! The one I/O thread that serves every pseudo-terminal of a `BashTools`:
+//! it copies what each terminal's programs print into that shell's output
+//! file, and types what `write_stdin` sends into the terminal.
+//!
+//! One thread for all of them, not one per shell: it sleeps in `poll(2)` on
+//! every master and an `eventfd(2)` that wakes it when a terminal is added,
+//! input is queued, a drain is asked for, or the thread is to end.
+//!
+//! - A master read that fails with EIO means every holder of the slave has
+//!   closed it (the command and all it started have exited): the master is
+//!   closed and forgotten.
+//! - When a shell's leader exits, its exit is recorded only after
+//!   [`Terminals::drain`]: the thread has read the master until it was empty,
+//!   so what the leader printed is in the file before anyone is told it
+//!   ended (a read that finds nothing first flushes the kernel's pending
+//!   terminal buffer, `n_tty_read`). Processes it left running keep writing
+//!   to the file until they are gone.
+//! - Reads are bounded per round (`ROUND`), so one terminal printing at full
+//!   speed does not starve the others or the input.
+//! - Input is written without blocking; what the terminal does not take at
+//!   once waits for `POLLOUT`.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nix::libc;
+use parking_lot::{Condvar, Mutex};
+
+/// Bytes gathered from a terminal before they are written to its file.
+const CHUNK: usize = 64 * 1024;
+/// Bytes read from one terminal before the others get their turn.
+const ROUND: usize = 16 * CHUNK;
+/// The longest a leader's exit waits for its terminal to be drained.
+const DRAIN_WAIT: Duration = Duration::from_secs(2);
+/// The longest a drain keeps reading a terminal that its leftover
+/// processes keep filling.
+const DRAIN_LIMIT: Duration = Duration::from_millis(100);
+
+/// One terminal.
+struct Term {
+    master: Arc<OwnedFd>,
+    output: Arc<File>,
+    /// Set once the command has been started: before, its slave is not open
+    /// yet and a read of the master would fail as if it had closed.
+    started: bool,
+    /// Input not yet taken by the terminal.
+    input: Vec<u8>,
+    /// Bytes copied into the output file so far.
+    received: u64,
+    /// When output last arrived.
+    last_output: Option<Instant>,
+    /// Every holder of the slave has closed it: the master is closed.
+    closed: bool,
+    /// The leader has exited and a drain was asked for.
+    drain_asked: bool,
+    /// The leader has exited and what it printed is in the file.
+    exited: bool,
+}
+
+#[derive(Default)]
+struct State {
+    terms: HashMap<u64, Term>,
+    ending: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+    wake: OwnedFd,
+}
+
+impl Shared {
+    fn wake(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64 to our eventfd.
+        unsafe { libc::write(self.wake.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+}
+
+/// Why a wait for a terminal's output returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Waited {
+    /// Output came, then nothing for the quiet time.
+    Quiet,
+    /// The leader has exited (its output is in the file), or the terminal
+    /// is gone.
+    Ended,
+    /// The deadline passed.
+    Deadline,
+}
+
+/// The terminals and their thread; dropping it ends the thread and closes
+/// every master.
+pub(crate) struct Terminals {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Terminals {
+    /// Starts the I/O thread.
+    pub(crate) fn start() -> io::Result<Terminals> {
+        // SAFETY: a plain call; the descriptor is owned below.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+            // SAFETY: just made, owned by nobody else.
+            wake: unsafe { OwnedFd::from_raw_fd(fd) },
+        });
+        let for_thread = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("bashtools-terminals".into())
+            .spawn(move || run(&for_thread))?;
+        Ok(Terminals {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// Adds terminal `key`, whose output goes to `output`; served once
+    /// [`started`](Self::started) says its command has the slave open.
+    pub(crate) fn add(&self, key: u64, master: OwnedFd, output: File) {
+        self.shared.state.lock().terms.insert(
+            key,
+            Term {
+                master: Arc::new(master),
+                output: Arc::new(output),
+                started: false,
+                input: Vec::new(),
+                received: 0,
+                last_output: None,
+                closed: false,
+                drain_asked: false,
+                exited: false,
+            },
+        );
+    }
+
+    /// The command of terminal `key` has started: serve it.
+    pub(crate) fn started(&self, key: u64) {
+        if let Some(t) = self.shared.state.lock().terms.get_mut(&key) {
+            t.started = true;
+        }
+        self.shared.wake();
+    }
+
+    /// Forgets terminal `key` (its command could not start).
+    pub(crate) fn remove(&self, key: u64) {
+        self.shared.state.lock().terms.remove(&key);
+        self.shared.changed.notify_all();
+        self.shared.wake();
+    }
+
+    /// The leader of terminal `key` has exited: returns once what it
+    /// printed is in the output file (or after [`DRAIN_WAIT`]).
+    pub(crate) fn drain(&self, key: u64) {
+        let mut state = self.shared.state.lock();
+        match state.terms.get_mut(&key) {
+            Some(t) => t.drain_asked = true,
+            None => return,
+        }
+        self.shared.wake();
+        let until = Instant::now() + DRAIN_WAIT;
+        while state.terms.get(&key).is_some_and(|t| !t.exited) {
+            if self
+                .shared
+                .changed
+                .wait_until(&mut state, until)
+                .timed_out()
+            {
+                return;
+            }
+        }
+    }
+
+    /// Queues `input` for terminal `key`; returns how many bytes of output
+    /// it had received before, for [`wait`](Self::wait). `Err` when the
+    /// terminal is closed or unknown.
+    pub(crate) fn write(&self, key: u64, input: &[u8]) -> io::Result<u64> {
+        let mut state = self.shared.state.lock();
+        let t = state
+            .terms
+            .get_mut(&key)
+            .filter(|t| !t.closed)
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EIO))?;
+        t.input.extend_from_slice(input);
+        let received = t.received;
+        drop(state);
+        self.shared.wake();
+        Ok(received)
+    }
+
+    /// Waits until terminal `key` has received output beyond `since` and
+    /// then been quiet for `quiet`, or its leader has exited, or `deadline`.
+    pub(crate) fn wait(&self, key: u64, since: u64, quiet: Duration, deadline: Instant) -> Waited {
+        let mut state = self.shared.state.lock();
+        loop {
+            let Some(t) = state.terms.get(&key) else {
+                return Waited::Ended;
+            };
+            if t.exited {
+                return Waited::Ended;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Waited::Deadline;
+            }
+            let until = match t.last_output {
+                Some(at) if t.received > since => {
+                    let calm = at + quiet;
+                    if now >= calm {
+                        return Waited::Quiet;
+                    }
+                    calm.min(deadline)
+                }
+                _ => deadline,
+            };
+            self.shared.changed.wait_until(&mut state, until);
+        }
+    }
+}
+
+impl Drop for Terminals {
+    fn drop(&mut self) {
+        self.shared.state.lock().ending = true;
+        self.shared.wake();
+        if let Some(thread) = self.thread.take() {
+            if thread.thread().id() != std::thread::current().id() {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// What one round of the loop serves of a terminal, taken under the lock.
+struct Served {
+    key: u64,
+    master: Arc<OwnedFd>,
+    output: Arc<File>,
+    wants_out: bool,
+    drain: bool,
+}
+
+/// The thread: poll, copy, write, drain, until told to end.
+fn run(shared: &Shared) {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let served: Vec<Served> = {
+            let state = shared.state.lock();
+            if state.ending {
+                return;
+            }
+            state
+                .terms
+                .iter()
+                .filter(|(_, t)| t.started && !t.closed)
+                .map(|(&key, t)| Served {
+                    key,
+                    master: t.master.clone(),
+                    output: t.output.clone(),
+                    wants_out: !t.input.is_empty(),
+                    drain: t.drain_asked && !t.exited,
+                })
+                .collect()
+        };
+        // Drains first: a leader's exit waits on them.
+        let drains: Vec<&Served> = served.iter().filter(|s| s.drain).collect();
+        if !drains.is_empty() {
+            for s in drains {
+                let until = Instant::now() + DRAIN_LIMIT;
+                let mut closed = false;
+                while !closed && Instant::now() < until {
+                    match copy(shared, s, &mut buf) {
+                        Copied::More => {}
+                        Copied::Empty => break,
+                        Copied::Closed => closed = true,
+                    }
+                }
+                let mut state = shared.state.lock();
+                if let Some(t) = state.terms.get_mut(&s.key) {
+                    t.exited = true;
+                    t.drain_asked = false;
+                    if closed {
+                        t.closed = true;
+                    }
+                }
+                state.terms.retain(|_, t| !(t.closed && t.exited));
+                drop(state);
+                shared.changed.notify_all();
+            }
+            continue;
+        }
+        // Terminals already closed and exited are done; those closed and
+        // asked for a drain were marked above.
+        {
+            let mut state = shared.state.lock();
+            for t in state.terms.values_mut() {
+                if t.closed && t.drain_asked {
+                    t.exited = true;
+                }
+            }
+            state.terms.retain(|_, t| !(t.closed && t.exited));
+        }
+        shared.changed.notify_all();
+        let mut fds = vec![libc::pollfd {
+            fd: shared.wake.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        fds.extend(served.iter().map(|s| libc::pollfd {
+            fd: s.master.as_raw_fd(),
+            events: libc::POLLIN | if s.wants_out { libc::POLLOUT } else { 0 },
+            revents: 0,
+        }));
+        // SAFETY: `fds` is a live array of initialised pollfds.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+        if n < 0 {
+            // EINTR: look again.
+            continue;
+        }
+        if fds[0].revents != 0 {
+            let mut count = 0u64;
+            // SAFETY: reads 8 bytes into a live u64 from our eventfd.
+            unsafe { libc::read(shared.wake.as_raw_fd(), (&mut count as *mut u64).cast(), 8) };
+        }
+        for (s, fd) in served.iter().zip(&fds[1..]) {
+            if fd.revents & libc::POLLOUT != 0 {
+                type_input(shared, s);
+            }
+            if fd.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+                serve_output(shared, s, &mut buf);
+            }
+        }
+    }
+}
+
+enum Copied {
+    /// A full chunk was copied; there may be more.
+    More,
+    /// Everything there was has been copied (perhaps nothing).
+    Empty,
+    /// The slave is closed by everyone: nothing more will come.
+    Closed,
+}
+
+/// Reads of `s`'s master until `buf` is full or nothing is left, then one
+/// write of them into its output file: the terminal hands out at most 4 KiB
+/// a read (`N_TTY_BUF_SIZE`), and a write and a wake-up per 4 KiB would
+/// cost more than the reads.
+fn copy(shared: &Shared, s: &Served, buf: &mut [u8]) -> Copied {
+    let mut filled = 0;
+    let mut closed = false;
+    while filled < buf.len() {
+        let room = &mut buf[filled..];
+        // SAFETY: reads into a live buffer of its length.
+        let n = unsafe { libc::read(s.master.as_raw_fd(), room.as_mut_ptr().cast(), room.len()) };
+        if n > 0 {
+            filled += n as usize;
+            continue;
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EAGAIN) if n < 0 => {}
+            // EIO (or EOF): every holder of the slave has closed it.
+            _ => closed = true,
+        }
+        break;
+    }
+    if filled > 0 {
+        // A failed write (a full disk) loses these bytes, as a command
+        // writing the file itself would lose its write.
+        let _ = (&*s.output).write_all(&buf[..filled]);
+        let mut state = shared.state.lock();
+        if let Some(t) = state.terms.get_mut(&s.key) {
+            t.received += filled as u64;
+            t.last_output = Some(Instant::now());
+        }
+        drop(state);
+        shared.changed.notify_all();
+    }
+    match (closed, filled) {
+        (true, _) => Copied::Closed,
+        (false, 0) => Copied::Empty,
+        (false, n) if n < buf.len() => Copied::Empty,
+        _ => Copied::More,
+    }
+}
+
+/// Copies up to a round of `s`'s output; closes it at EIO.
+fn serve_output(shared: &Shared, s: &Served, buf: &mut [u8]) {
+    let mut read = 0;
+    while read < ROUND {
+        match copy(shared, s, buf) {
+            Copied::More => read += buf.len(),
+            Copied::Empty => return,
+            Copied::Closed => {
+                let mut state = shared.state.lock();
+                if let Some(t) = state.terms.get_mut(&s.key) {
+                    t.closed = true;
+                    t.input.clear();
+                }
+                drop(state);
+                shared.changed.notify_all();
+                return;
+            }
+        }
+    }
+}
+
+/// Writes what the terminal takes of `s`'s queued input.
+fn type_input(shared: &Shared, s: &Served) {
+    let mut state = shared.state.lock();
+    let Some(t) = state.terms.get_mut(&s.key) else {
+        return;
+    };
+    if t.input.is_empty() {
+        return;
+    }
+    // SAFETY: writes from a live buffer of its length.
+    let n = unsafe { libc::write(s.master.as_raw_fd(), t.input.as_ptr().cast(), t.input.len()) };
+    if n > 0 {
+        t.input.drain(..n as usize);
+    }
+}
