@@ -151,7 +151,7 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Option<Instant>) -> Hash
     }
 }
 
-/// Signals the sessions `sids` (leaders' pids), with one scan of `/proc`
+/// Sends `signals`, in order, to the sessions `sids` (leaders' pids), with one scan of `/proc`
 /// for all of them, so stopping N commands costs a few scans, not N.
 /// `owned` are the sessions whose leader the reaper still holds (its pid
 /// cannot have been recycled): their group was signalled through the
@@ -167,7 +167,7 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Option<Instant>) -> Hash
 pub(crate) fn signal_sessions(
     sids: &HashSet<u32>,
     owned: &HashSet<u32>,
-    signal: Signal,
+    signals: &[Signal],
     mark: &[u8],
 ) {
     let members = live_members(sids);
@@ -187,9 +187,11 @@ pub(crate) fn signal_sessions(
             anchored.insert(id);
         }
     }
-    for &sid in &anchored {
-        if !owned.contains(&sid) {
-            killpg_checked(sid, signal);
+    for &signal in signals {
+        for &sid in &anchored {
+            if !owned.contains(&sid) {
+                killpg_checked(sid, signal);
+            }
         }
     }
     for (pid, _) in members {
@@ -197,7 +199,9 @@ pub(crate) fn signal_sessions(
             continue;
         };
         if matches!(stat_of(pid), Some((_, pgrp, s)) if anchored.contains(&s) && pgrp != s) {
-            pidfd_signal(&fd, signal);
+            for &signal in signals {
+                pidfd_signal(&fd, signal);
+            }
         }
     }
 }
