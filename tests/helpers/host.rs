@@ -255,8 +255,14 @@ fn group_members(id: i32) -> Vec<i32> {
         .collect()
 }
 
+/// Whether any process, a zombie included, still holds number `id` (as its
+/// pid, group or session): while one does, the kernel gives it to no one.
 fn in_group(id: i32) -> bool {
-    !group_members(id).is_empty()
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .any(|p| p == id || stat_of(p).is_some_and(|(g, s, _)| g == id || s == id))
 }
 
 /// A command that writes 5 MB under a cap of 100 000 bytes, in the
