@@ -12,6 +12,11 @@
 //! they exit" into a `poll(2)` with a deadline instead of a sleep loop.
 //! (What calls `setsid` itself leaves both: only a cgroup holds it, see
 //! `cgroup.rs`.)
+//!
+//! Once a leader is reaped its number can be given out again after the
+//! last member is gone, so a group is taken for ours only while a member
+//! carries the owner's mark in its environment: an unrelated process that
+//! got the number is never signalled.
 
 use std::collections::HashSet;
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
@@ -151,8 +156,9 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Option<Instant>) -> Hash
     }
 }
 
-/// Sends `signals`, in order, to the sessions `sids` (leaders' pids), with one scan of `/proc`
-/// for all of them, so stopping N commands costs a few scans, not N.
+/// Sends `signals`, in order, to the sessions `sids` (leaders' pids), with
+/// one scan of `/proc` for all of them, so stopping N commands costs a few
+/// scans, not N.
 /// `owned` are the sessions whose leader the reaper still holds (its pid
 /// cannot have been recycled): their group was signalled through the
 /// reaper, and only members that left the group are signalled here. The
