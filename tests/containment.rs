@@ -489,8 +489,8 @@ fn commands_after_one_stopped_by_sigkill_run_normally() {
 
 /// Pid reuse, forced in a pid namespace of its own with `ns_last_pid`:
 /// unrelated processes get the pid, and the group and session, of ended
-/// commands (`tests/helpers/host.rs`, case `pid-reuse`); `stop_all` and
-/// drop leave them alone.
+/// commands (`tests/helpers/host.rs`, case `pid-reuse`); `kill_shell` of
+/// those commands, `stop_all` and drop leave them alone.
 fn pid_reuse_signals_nobody_else(session_mode: bool) {
     let probe = Command::new("unshare")
         .args(["--pid", "--fork", "--mount-proc", "sh", "-c"])
@@ -537,6 +537,15 @@ fn pid_reuse_signals_nobody_else(session_mode: bool) {
     assert!(text.contains(&format!("mode={mode}\n")), "{text}");
     assert!(text.contains("reused_pid=true\n"), "{text}");
     assert!(text.contains("reused_group=true\n"), "{text}");
+    assert!(
+        text.contains("kill_shell=Task bash_1 is not running (status: completed)\n")
+            && text.contains("kill_shell=Task bash_2 is not running (status: completed)\n"),
+        "kill_shell: {text}"
+    );
+    assert!(
+        text.contains("after_kill_shell=true\n"),
+        "kill_shell: {text}"
+    );
     assert!(text.contains("after_stop_all=true\n"), "stop_all: {text}");
     assert!(text.contains("after_drop=true\n"), "drop: {text}");
 }

@@ -12,6 +12,11 @@
 //! they exit" into a `poll(2)` with a deadline instead of a sleep loop.
 //! (What calls `setsid` itself leaves both: only a cgroup holds it, see
 //! `cgroup.rs`.)
+//!
+//! Once a leader is reaped its number can be given out again after the
+//! last member is gone, so a group is taken for ours only while a member
+//! carries the owner's mark in its environment: an unrelated process that
+//! got the number is never signalled.
 
 use std::collections::HashSet;
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
@@ -151,8 +156,9 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Option<Instant>) -> Hash
     }
 }
 
-/// Signals the sessions `sids` (leaders' pids), with one scan of `/proc`
-/// for all of them, so stopping N commands costs a few scans, not N.
+/// Sends `signals`, in order, to the sessions `sids` (leaders' pids), with
+/// one scan of `/proc` for all of them, so stopping N commands costs a few
+/// scans, not N.
 /// `owned` are the sessions whose leader the reaper still holds (its pid
 /// cannot have been recycled): their group was signalled through the
 /// reaper, and only members that left the group are signalled here. The
@@ -167,7 +173,7 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Option<Instant>) -> Hash
 pub(crate) fn signal_sessions(
     sids: &HashSet<u32>,
     owned: &HashSet<u32>,
-    signal: Signal,
+    signals: &[Signal],
     mark: &[u8],
 ) {
     let members = live_members(sids);
@@ -187,9 +193,11 @@ pub(crate) fn signal_sessions(
             anchored.insert(id);
         }
     }
-    for &sid in &anchored {
-        if !owned.contains(&sid) {
-            killpg_checked(sid, signal);
+    for &signal in signals {
+        for &sid in &anchored {
+            if !owned.contains(&sid) {
+                killpg_checked(sid, signal);
+            }
         }
     }
     for (pid, _) in members {
@@ -197,7 +205,9 @@ pub(crate) fn signal_sessions(
             continue;
         };
         if matches!(stat_of(pid), Some((_, pgrp, s)) if anchored.contains(&s) && pgrp != s) {
-            pidfd_signal(&fd, signal);
+            for &signal in signals {
+                pidfd_signal(&fd, signal);
+            }
         }
     }
 }

@@ -42,9 +42,10 @@ pub(crate) trait Process: Send + Sync + 'static {
         on_exit: ExitHook,
         on_gone: OnGone,
     ) -> io::Result<(u32, Option<OwnedFd>)>;
-    /// Sends `signal` to everything the commands `keys` started, and to
-    /// nothing else (SIGKILL ends a cgroup with `cgroup.kill`).
-    fn signal(&self, keys: &[Key], signal: Signal);
+    /// Sends `signals`, in order, to everything the commands `keys`
+    /// started, and to nothing else (SIGKILL ends a cgroup with
+    /// `cgroup.kill`). One call for TERM and CONT finds the targets once.
+    fn signal(&self, keys: &[Key], signals: &[Signal]);
     /// Waits until nothing is left of the commands `keys`, or the deadline
     /// (`None`: none). Returns those with something left.
     fn wait_gone(&self, keys: &[Key], deadline: Option<Instant>) -> Vec<Key>;
@@ -266,26 +267,30 @@ impl Process for RealProcess {
     /// and every member that left the group but not the session — one
     /// `/proc` scan for all the sessions (`group::signal_sessions`). Cells:
     /// every member, the unreaped leader through the reaper.
-    fn signal(&self, keys: &[Key], signal: Signal) {
+    fn signal(&self, keys: &[Key], signals: &[Signal]) {
         let t = self.targets(keys);
         let owned: HashSet<u32> = t
             .sessions
             .iter()
             .copied()
-            .filter(|&sid| reaper::get().is_some_and(|r| r.signal_group(sid, signal)))
+            .filter(|&sid| {
+                reaper::get().is_some_and(|r| signals.iter().all(|&s| r.signal_group(sid, s)))
+            })
             .collect();
         if !t.sessions.is_empty() {
-            group::signal_sessions(&t.sessions, &owned, signal, self.contain.mark_entry());
+            group::signal_sessions(&t.sessions, &owned, signals, self.contain.mark_entry());
         }
-        if let Some(reaper) = reaper::get() {
-            for &pid in &t.leaders {
-                reaper.signal_leader(pid, signal);
+        for &signal in signals {
+            if let Some(reaper) = reaper::get() {
+                for &pid in &t.leaders {
+                    reaper.signal_leader(pid, signal);
+                }
             }
-        }
-        if signal == Signal::SIGKILL {
-            self.contain.kill(&t.cells);
-        } else {
-            self.contain.signal(&t.cells, signal, &t.leaders);
+            if signal == Signal::SIGKILL {
+                self.contain.kill(&t.cells);
+            } else {
+                self.contain.signal(&t.cells, signal, &t.leaders);
+            }
         }
     }
 
@@ -518,9 +523,11 @@ mod fake {
             Ok((pid, None))
         }
 
-        fn signal(&self, keys: &[Key], signal: Signal) {
-            for pid in self.pids(keys) {
-                self.signal_one(pid, signal);
+        fn signal(&self, keys: &[Key], signals: &[Signal]) {
+            for &signal in signals {
+                for pid in self.pids(keys) {
+                    self.signal_one(pid, signal);
+                }
             }
         }
 

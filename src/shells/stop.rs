@@ -50,14 +50,14 @@ impl Supervisor {
         }
         // A stopped process (SIGSTOP, or SIGTTIN from a terminal read)
         // handles TERM only once it runs again.
-        self.process.signal(&targets, Signal::SIGTERM);
-        self.process.signal(&targets, Signal::SIGCONT);
+        self.process
+            .signal(&targets, &[Signal::SIGTERM, Signal::SIGCONT]);
         let deadline = deadline::after(self.kill_grace);
         let inner = self.table.lock();
         drop(self.table.wait_exited(inner, &started, deadline));
         let left = self.process.wait_gone(&targets, deadline);
         if !left.is_empty() {
-            self.process.signal(&left, Signal::SIGKILL);
+            self.process.signal(&left, &[Signal::SIGKILL]);
             let after = deadline::after(AFTER_KILL);
             let inner = self.table.lock();
             drop(self.table.wait_exited(inner, &started, after));

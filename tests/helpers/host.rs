@@ -151,8 +151,8 @@ fn sigchld_ignored() {
 /// a `cmd &` of its own has ended too; then unrelated processes get their
 /// numbers — one the pid of the first command's leader (a session leader
 /// of its own), one the group and session of the second's without its pid
-/// (its leader exited, its child runs on). `stop_all` and drop must leave
-/// both alive.
+/// (its leader exited, its child runs on). `kill_shell` of the ended
+/// shells, `stop_all` and drop must leave both alive.
 fn pid_reuse() {
     use std::os::unix::process::CommandExt;
     let tools = BashTools::builder()
@@ -161,13 +161,23 @@ fn pid_reuse() {
         .expect("tools");
     println!("mode={:?}", tools.containment());
     let me = Caller::default();
-    let mut former = Vec::new();
+    // Background shells, so `kill_shell` can be asked about them too.
+    let (mut former, mut ids) = (Vec::new(), Vec::new());
     for _ in 0..2 {
         let r = tools.bash(
-            &json!({"command": "(sleep 0.05; :) & echo $$", "timeout": 20}),
+            &json!({"command": "(sleep 0.05; :) & echo $$", "run_in_background": true}),
             &me,
         );
-        former.push(r.text.trim().parse::<i32>().expect("the leader's pid"));
+        let id = r.task_id.clone().expect("an ID");
+        let r = tools.bash_output(&json!({"bash_id": id, "block": true, "timeout": 20}));
+        let pid = r
+            .text
+            .split("<stdout>\n")
+            .nth(1)
+            .and_then(|s| s.lines().next()?.trim().parse::<i32>().ok())
+            .expect("the leader's pid");
+        former.push(pid);
+        ids.push(id);
     }
     // Everything of both commands has ended: no process is in their groups.
     let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -200,6 +210,14 @@ fn pid_reuse() {
     let b_child = group_members(b_pid)[0];
     println!("reused_pid={}", a.id() as i32 == former[0]);
     println!("reused_group={}", b_pid == former[1]);
+    for id in &ids {
+        let r = tools.kill_shell(&json!({"shell_id": id}));
+        println!("kill_shell={}", r.text);
+    }
+    println!(
+        "after_kill_shell={}",
+        alive(a.id() as i32) && alive(b_child)
+    );
     tools.stop_all();
     println!("after_stop_all={}", alive(a.id() as i32) && alive(b_child));
     drop(tools);
@@ -237,8 +255,14 @@ fn group_members(id: i32) -> Vec<i32> {
         .collect()
 }
 
+/// Whether any process, a zombie included, still holds number `id` (as its
+/// pid, group or session): while one does, the kernel gives it to no one.
 fn in_group(id: i32) -> bool {
-    !group_members(id).is_empty()
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .any(|p| p == id || stat_of(p).is_some_and(|(g, s, _)| g == id || s == id))
 }
 
 /// A command that writes 5 MB under a cap of 100 000 bytes, in the
