@@ -445,3 +445,47 @@ fn a_sandboxed_interactive_shell_gets_its_terminal() {
     gather_until(&t, &id, r.text, "got yes");
     ended(&t, &id);
 }
+
+#[test]
+fn a_command_that_prints_and_exits_at_once_is_ended_with_all_its_output() {
+    let t = interactive();
+    // One write as large as the terminal holds, then the exit at once:
+    // all of it is still in the terminal when the leader is reaped.
+    let expected = 60_000;
+    for _ in 0..10 {
+        let r = bash(
+            &t,
+            json!({"command": "exec head -c 60000 /dev/zero", "interactive": true}),
+        );
+        let id = id_of(&r);
+        // The end is recorded only once the terminal has been drained.
+        let info = ended(&t, &id);
+        assert_eq!(info.status(), TaskStatus::Completed);
+        let size = std::fs::metadata(info.output_file()).unwrap().len();
+        assert_eq!(size as usize, expected, "{id}");
+    }
+}
+
+#[test]
+fn the_async_tools_answer_interactive_commands() {
+    let t = interactive();
+    let tools = t.async_tools(bashtools::AsyncToolsOptions::new());
+    let tool = |name: &str| tools.iter().find(|t| t.name() == name).unwrap();
+    let r = tool("bash")
+        .call(
+            &json!({"command": "read -p 'say? ' w; echo \"said $w\"", "interactive": true}),
+            None,
+        )
+        .wait();
+    assert!(!r.is_error, "{}", r.text);
+    let id = id_of(&r);
+    let r = tool("write_stdin")
+        .call(
+            &json!({"shell_id": id, "input": "yes\n", "yield_ms": YIELD_MS}),
+            None,
+        )
+        .wait();
+    assert!(!r.is_error, "{}", r.text);
+    gather_until(&t, &id, r.text, "said yes");
+    ended(&t, &id);
+}
