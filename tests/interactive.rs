@@ -489,3 +489,58 @@ fn the_async_tools_answer_interactive_commands() {
     gather_until(&t, &id, r.text, "said yes");
     ended(&t, &id);
 }
+
+/// Set for the process of its own that [`io_threads_alone`] runs in.
+const ALONE: &str = "BASHTOOLS_TEST_IO_THREADS_ALONE";
+
+/// Run by the test below in a process of its own, so that no other test's
+/// tools start or end their I/O threads meanwhile; does nothing elsewhere.
+#[test]
+fn io_threads_alone() {
+    if std::env::var_os(ALONE).is_none() {
+        return;
+    }
+    let io_threads = || {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .flatten()
+            .filter(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|c| c.trim() == "bashtools-termi")
+            })
+            .count()
+    };
+    let t = interactive();
+    assert_eq!(io_threads(), 0, "started with the first terminal");
+    let ids: Vec<String> = (0..5)
+        .map(|_| {
+            let r = bash(
+                &t,
+                json!({"command": "cat", "interactive": true, "yield_ms": 50}),
+            );
+            id_of(&r)
+        })
+        .collect();
+    assert_eq!(io_threads(), 1);
+    for id in &ids {
+        let r = t.write_stdin(&json!({"shell_id": id, "input": "\u{4}", "yield_ms": 50}));
+        assert!(!r.is_error, "{}", r.text);
+        ended(&t, id);
+    }
+}
+
+#[test]
+fn one_io_thread_serves_every_terminal() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "io_threads_alone", "--test-threads=1"])
+        .env(ALONE, "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("1 passed"), "{text}");
+}

@@ -431,3 +431,75 @@ fn type_input(shared: &Shared, s: &Served) {
         t.input.drain(..n as usize);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    /// A terminal served by `terms` as key 1, its slave held by the test
+    /// (in place of a command), and the file its output goes to.
+    fn served(terms: &Terminals) -> (File, File) {
+        let pty = crate::os::pty::open(80, 24).unwrap();
+        let slave = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(pty.slave.to_str().unwrap())
+            .unwrap();
+        let path = std::env::temp_dir().join(format!(
+            "bashtools-terminals-test-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let output = File::create(&path).unwrap();
+        let reader = File::open(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        terms.add(1, pty.master, output);
+        terms.started(1);
+        (slave, reader)
+    }
+
+    #[test]
+    fn a_drain_returns_once_what_was_written_is_in_the_file() {
+        let terms = Terminals::start().unwrap();
+        let (mut slave, mut reader) = served(&terms);
+        slave.write_all(&[b'x'; 3000]).unwrap();
+        drop(slave);
+        terms.drain(1);
+        let mut got = Vec::new();
+        reader.read_to_end(&mut got).unwrap();
+        assert_eq!(got.len(), 3000);
+        // Closed and drained: forgotten, and a write is refused.
+        assert_eq!(
+            terms.wait(1, 0, Duration::ZERO, Instant::now()),
+            Waited::Ended
+        );
+        assert!(terms.write(1, b"late").is_err());
+    }
+
+    #[test]
+    fn a_wait_ends_on_quiet_after_output_or_at_its_deadline() {
+        let terms = Terminals::start().unwrap();
+        let (mut slave, _reader) = served(&terms);
+        let start = Instant::now();
+        let far = start + Duration::from_secs(60);
+        // Nothing printed: the deadline, not the quiet time, ends the wait.
+        let soon = Instant::now() + Duration::from_millis(50);
+        assert_eq!(
+            terms.wait(1, 0, Duration::from_millis(10), soon),
+            Waited::Deadline
+        );
+        slave.write_all(b"hello\n").unwrap();
+        assert_eq!(
+            terms.wait(1, 0, Duration::from_millis(50), far),
+            Waited::Quiet
+        );
+        assert!(start.elapsed() < Duration::from_secs(30));
+        // What is typed reaches the program (here: the test, on the slave).
+        let since = terms.write(1, b"typed\n").unwrap();
+        assert_eq!(since, 6);
+        let mut line = [0u8; 6];
+        slave.read_exact(&mut line).unwrap();
+        assert_eq!(&line, b"typed\n");
+    }
+}
