@@ -544,3 +544,41 @@ fn one_io_thread_serves_every_terminal() {
     );
     assert!(text.contains("1 passed"), "{text}");
 }
+
+#[test]
+fn ctrl_c_stops_a_program_run_directly() {
+    let t = interactive();
+    let (id, _) = start(&t, "exec sleep 100");
+    let r = write(&t, &id, "\u{3}");
+    assert!(!r.is_error, "{}", r.text);
+    let info = ended(&t, &id);
+    // SIGINT from the terminal, as at a keyboard: 128 + 2.
+    assert_eq!(
+        (info.status(), info.exit_code()),
+        (TaskStatus::Failed, Some(130))
+    );
+}
+
+#[test]
+fn a_shell_that_closed_its_terminal_takes_no_input() {
+    let t = interactive();
+    let (id, first) = start(
+        &t,
+        "echo closing; exec </dev/null >/dev/null 2>&1; sleep 100",
+    );
+    gather_until(&t, &id, first, "closing");
+    let end = Instant::now() + DEADLINE;
+    let r = loop {
+        // The I/O thread sees the terminal closed at its next read.
+        let r = t.write_stdin(&json!({"shell_id": id, "input": "x\n", "yield_ms": 100}));
+        if r.is_error || Instant::now() > end {
+            break r;
+        }
+    };
+    assert_eq!(
+        r.text,
+        format!("Shell {id} has closed its terminal: it reads no more input")
+    );
+    let r = t.kill_shell(&json!({"shell_id": id}));
+    assert!(!r.is_error, "{}", r.text);
+}
