@@ -548,7 +548,12 @@ fn one_io_thread_serves_every_terminal() {
 #[test]
 fn ctrl_c_stops_a_program_run_directly() {
     let t = interactive();
-    let (id, _) = start(&t, "exec sleep 100");
+    // It prints nothing: its first answer waits the whole (short) yield.
+    let r = bash(
+        &t,
+        json!({"command": "exec sleep 100", "interactive": true, "yield_ms": 100}),
+    );
+    let id = id_of(&r);
     let r = write(&t, &id, "\u{3}");
     assert!(!r.is_error, "{}", r.text);
     let info = ended(&t, &id);
