@@ -70,7 +70,9 @@
 //! ```
 //!
 //! A monitor ([`BashTools::monitor`]) turns each batch of a command's stdout
-//! lines into a notification; [`BashTools::async_tools`] gives the tools to
+//! lines into a notification; with the [`interactive`](Builder::interactive)
+//! option a command can run on a pseudo-terminal of its own and be answered
+//! with [`BashTools::write_stdin`] (typed: [`BashTools::send_input`]); [`BashTools::async_tools`] gives the tools to
 //! an agent loop that must not block; [`BashTools::server`] serves them over
 //! MCP (the `bashtools-mcp` binary).
 //!
@@ -83,6 +85,9 @@
 //! - Every command runs as `bash -c COMMAND` in a process group of its own,
 //!   stdin from `/dev/null`, stdout and stderr into one file in a private
 //!   directory (see `spawn`).
+//! - An interactive command's stdin, stdout and stderr are a pseudo-terminal
+//!   instead (its controlling terminal); one I/O thread per `BashTools`
+//!   copies every terminal's output into its shell's file (see `terminals`).
 //! - One reaper thread per process collects the exits of the commands it
 //!   started, and only those (see `reaper`).
 //! - A mutex-guarded table holds the shells; waits are a condvar with a

@@ -445,3 +445,145 @@ fn a_sandboxed_interactive_shell_gets_its_terminal() {
     gather_until(&t, &id, r.text, "got yes");
     ended(&t, &id);
 }
+
+#[test]
+fn a_command_that_prints_and_exits_at_once_is_ended_with_all_its_output() {
+    let t = interactive();
+    // One write as large as the terminal holds, then the exit at once:
+    // all of it is still in the terminal when the leader is reaped.
+    let expected = 60_000;
+    for _ in 0..10 {
+        let r = bash(
+            &t,
+            json!({"command": "exec head -c 60000 /dev/zero", "interactive": true}),
+        );
+        let id = id_of(&r);
+        // The end is recorded only once the terminal has been drained.
+        let info = ended(&t, &id);
+        assert_eq!(info.status(), TaskStatus::Completed);
+        let size = std::fs::metadata(info.output_file()).unwrap().len();
+        assert_eq!(size as usize, expected, "{id}");
+    }
+}
+
+#[test]
+fn the_async_tools_answer_interactive_commands() {
+    let t = interactive();
+    let tools = t.async_tools(bashtools::AsyncToolsOptions::new());
+    let tool = |name: &str| tools.iter().find(|t| t.name() == name).unwrap();
+    let r = tool("bash")
+        .call(
+            &json!({"command": "read -p 'say? ' w; echo \"said $w\"", "interactive": true}),
+            None,
+        )
+        .wait();
+    assert!(!r.is_error, "{}", r.text);
+    let id = id_of(&r);
+    let r = tool("write_stdin")
+        .call(
+            &json!({"shell_id": id, "input": "yes\n", "yield_ms": YIELD_MS}),
+            None,
+        )
+        .wait();
+    assert!(!r.is_error, "{}", r.text);
+    gather_until(&t, &id, r.text, "said yes");
+    ended(&t, &id);
+}
+
+/// Set for the process of its own that [`io_threads_alone`] runs in.
+const ALONE: &str = "BASHTOOLS_TEST_IO_THREADS_ALONE";
+
+/// Run by the test below in a process of its own, so that no other test's
+/// tools start or end their I/O threads meanwhile; does nothing elsewhere.
+#[test]
+fn io_threads_alone() {
+    if std::env::var_os(ALONE).is_none() {
+        return;
+    }
+    let io_threads = || {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .flatten()
+            .filter(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|c| c.trim() == "bashtools-termi")
+            })
+            .count()
+    };
+    let t = interactive();
+    assert_eq!(io_threads(), 0, "started with the first terminal");
+    let ids: Vec<String> = (0..5)
+        .map(|_| {
+            let r = bash(
+                &t,
+                json!({"command": "cat", "interactive": true, "yield_ms": 50}),
+            );
+            id_of(&r)
+        })
+        .collect();
+    assert_eq!(io_threads(), 1);
+    for id in &ids {
+        let r = t.write_stdin(&json!({"shell_id": id, "input": "\u{4}", "yield_ms": 50}));
+        assert!(!r.is_error, "{}", r.text);
+        ended(&t, id);
+    }
+}
+
+#[test]
+fn one_io_thread_serves_every_terminal() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "io_threads_alone", "--test-threads=1"])
+        .env(ALONE, "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("1 passed"), "{text}");
+}
+
+#[test]
+fn ctrl_c_stops_a_program_run_directly() {
+    let t = interactive();
+    // It prints nothing: its first answer waits the whole (short) yield.
+    let r = bash(
+        &t,
+        json!({"command": "exec sleep 100", "interactive": true, "yield_ms": 100}),
+    );
+    let id = id_of(&r);
+    let r = write(&t, &id, "\u{3}");
+    assert!(!r.is_error, "{}", r.text);
+    let info = ended(&t, &id);
+    // SIGINT from the terminal, as at a keyboard: 128 + 2.
+    assert_eq!(
+        (info.status(), info.exit_code()),
+        (TaskStatus::Failed, Some(130))
+    );
+}
+
+#[test]
+fn a_shell_that_closed_its_terminal_takes_no_input() {
+    let t = interactive();
+    let (id, first) = start(
+        &t,
+        "echo closing; exec </dev/null >/dev/null 2>&1; sleep 100",
+    );
+    gather_until(&t, &id, first, "closing");
+    let end = Instant::now() + DEADLINE;
+    let r = loop {
+        // The I/O thread sees the terminal closed at its next read.
+        let r = t.write_stdin(&json!({"shell_id": id, "input": "x\n", "yield_ms": 100}));
+        if r.is_error || Instant::now() > end {
+            break r;
+        }
+    };
+    assert_eq!(
+        r.text,
+        format!("Shell {id} has closed its terminal: it reads no more input")
+    );
+    let r = t.kill_shell(&json!({"shell_id": id}));
+    assert!(!r.is_error, "{}", r.text);
+}

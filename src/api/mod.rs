@@ -356,6 +356,8 @@ impl std::fmt::Debug for Settings<'_> {
             .field("block_timeout", &self.block_timeout())
             .field("max_output_bytes", &self.max_output_bytes())
             .field("allowed_commands", &self.allowed_commands())
+            .field("interactive", &self.interactive())
+            .field("terminal_size", &self.terminal_size())
             .finish_non_exhaustive()
     }
 }

@@ -45,21 +45,47 @@ const DRAIN_LIMIT: Duration = Duration::from_millis(100);
 struct Term {
     master: Arc<OwnedFd>,
     output: Arc<File>,
-    /// Set once the command has been started: before, its slave is not open
-    /// yet and a read of the master would fail as if it had closed.
-    started: bool,
+    /// Where the terminal itself is.
+    side: Side,
+    /// Where its command's leader is.
+    leader: Leader,
     /// Input not yet taken by the terminal.
     input: Vec<u8>,
     /// Bytes copied into the output file so far.
     received: u64,
     /// When output last arrived.
     last_output: Option<Instant>,
-    /// Every holder of the slave has closed it: the master is closed.
-    closed: bool,
-    /// The leader has exited and a drain was asked for.
-    drain_asked: bool,
-    /// The leader has exited and what it printed is in the file.
-    exited: bool,
+}
+
+/// A terminal's own state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// Its command is being started: its slave may not be open yet, and a
+    /// read of the master would fail as if it had been closed. Not served.
+    Starting,
+    /// Served: its output is copied, input typed into it.
+    Open,
+    /// Every holder of the slave has closed it (EIO): nothing more comes.
+    Closed,
+}
+
+/// The state of a terminal's leader, as far as the terminal is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leader {
+    /// Running (or not known to have exited).
+    Running,
+    /// It has exited, and its exit waits in [`Terminals::drain`] for the
+    /// terminal to be read empty.
+    Draining,
+    /// It has exited and what it printed is in the file.
+    Exited,
+}
+
+impl Term {
+    /// Nothing more to serve or wait for: it can be forgotten.
+    fn done(&self) -> bool {
+        self.side == Side::Closed && self.leader == Leader::Exited
+    }
 }
 
 #[derive(Default)]
@@ -133,13 +159,11 @@ impl Terminals {
             Term {
                 master: Arc::new(master),
                 output: Arc::new(output),
-                started: false,
+                side: Side::Starting,
+                leader: Leader::Running,
                 input: Vec::new(),
                 received: 0,
                 last_output: None,
-                closed: false,
-                drain_asked: false,
-                exited: false,
             },
         );
     }
@@ -147,7 +171,9 @@ impl Terminals {
     /// The command of terminal `key` has started: serve it.
     pub(crate) fn started(&self, key: u64) {
         if let Some(t) = self.shared.state.lock().terms.get_mut(&key) {
-            t.started = true;
+            if t.side == Side::Starting {
+                t.side = Side::Open;
+            }
         }
         self.shared.wake();
     }
@@ -164,12 +190,17 @@ impl Terminals {
     pub(crate) fn drain(&self, key: u64) {
         let mut state = self.shared.state.lock();
         match state.terms.get_mut(&key) {
-            Some(t) => t.drain_asked = true,
+            Some(t) if t.leader == Leader::Running => t.leader = Leader::Draining,
+            Some(_) => {}
             None => return,
         }
         self.shared.wake();
         let until = Instant::now() + DRAIN_WAIT;
-        while state.terms.get(&key).is_some_and(|t| !t.exited) {
+        while state
+            .terms
+            .get(&key)
+            .is_some_and(|t| t.leader != Leader::Exited)
+        {
             if self
                 .shared
                 .changed
@@ -189,7 +220,7 @@ impl Terminals {
         let t = state
             .terms
             .get_mut(&key)
-            .filter(|t| !t.closed)
+            .filter(|t| t.side != Side::Closed)
             .ok_or_else(|| io::Error::from_raw_os_error(libc::EIO))?;
         t.input.extend_from_slice(input);
         let received = t.received;
@@ -206,7 +237,7 @@ impl Terminals {
             let Some(t) = state.terms.get(&key) else {
                 return Waited::Ended;
             };
-            if t.exited {
+            if t.leader == Leader::Exited {
                 return Waited::Ended;
             }
             let now = Instant::now();
@@ -261,13 +292,13 @@ fn run(shared: &Shared) {
             state
                 .terms
                 .iter()
-                .filter(|(_, t)| t.started && !t.closed)
+                .filter(|(_, t)| t.side == Side::Open)
                 .map(|(&key, t)| Served {
                     key,
                     master: t.master.clone(),
                     output: t.output.clone(),
                     wants_out: !t.input.is_empty(),
-                    drain: t.drain_asked && !t.exited,
+                    drain: t.leader == Leader::Draining,
                 })
                 .collect()
         };
@@ -286,28 +317,27 @@ fn run(shared: &Shared) {
                 }
                 let mut state = shared.state.lock();
                 if let Some(t) = state.terms.get_mut(&s.key) {
-                    t.exited = true;
-                    t.drain_asked = false;
+                    t.leader = Leader::Exited;
                     if closed {
-                        t.closed = true;
+                        t.side = Side::Closed;
                     }
                 }
-                state.terms.retain(|_, t| !(t.closed && t.exited));
+                state.terms.retain(|_, t| !t.done());
                 drop(state);
                 shared.changed.notify_all();
             }
             continue;
         }
-        // Terminals already closed and exited are done; those closed and
-        // asked for a drain were marked above.
+        // A closed terminal has nothing left to drain: its leader's exit
+        // need not wait. Closed terminals whose leader has exited are done.
         {
             let mut state = shared.state.lock();
             for t in state.terms.values_mut() {
-                if t.closed && t.drain_asked {
-                    t.exited = true;
+                if t.side == Side::Closed && t.leader == Leader::Draining {
+                    t.leader = Leader::Exited;
                 }
             }
-            state.terms.retain(|_, t| !(t.closed && t.exited));
+            state.terms.retain(|_, t| !t.done());
         }
         shared.changed.notify_all();
         let mut fds = vec![libc::pollfd {
@@ -405,7 +435,7 @@ fn serve_output(shared: &Shared, s: &Served, buf: &mut [u8]) {
             Copied::Closed => {
                 let mut state = shared.state.lock();
                 if let Some(t) = state.terms.get_mut(&s.key) {
-                    t.closed = true;
+                    t.side = Side::Closed;
                     t.input.clear();
                 }
                 drop(state);
@@ -429,5 +459,77 @@ fn type_input(shared: &Shared, s: &Served) {
     let n = unsafe { libc::write(s.master.as_raw_fd(), t.input.as_ptr().cast(), t.input.len()) };
     if n > 0 {
         t.input.drain(..n as usize);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    /// A terminal served by `terms` as key 1, its slave held by the test
+    /// (in place of a command), and the file its output goes to.
+    fn served(terms: &Terminals) -> (File, File) {
+        let pty = crate::os::pty::open(80, 24).unwrap();
+        let slave = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(pty.slave.to_str().unwrap())
+            .unwrap();
+        let path = std::env::temp_dir().join(format!(
+            "bashtools-terminals-test-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let output = File::create(&path).unwrap();
+        let reader = File::open(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        terms.add(1, pty.master, output);
+        terms.started(1);
+        (slave, reader)
+    }
+
+    #[test]
+    fn a_drain_returns_once_what_was_written_is_in_the_file() {
+        let terms = Terminals::start().unwrap();
+        let (mut slave, mut reader) = served(&terms);
+        slave.write_all(&[b'x'; 3000]).unwrap();
+        drop(slave);
+        terms.drain(1);
+        let mut got = Vec::new();
+        reader.read_to_end(&mut got).unwrap();
+        assert_eq!(got.len(), 3000);
+        // Closed and drained: forgotten, and a write is refused.
+        assert_eq!(
+            terms.wait(1, 0, Duration::ZERO, Instant::now()),
+            Waited::Ended
+        );
+        assert!(terms.write(1, b"late").is_err());
+    }
+
+    #[test]
+    fn a_wait_ends_on_quiet_after_output_or_at_its_deadline() {
+        let terms = Terminals::start().unwrap();
+        let (mut slave, _reader) = served(&terms);
+        let start = Instant::now();
+        let far = start + Duration::from_secs(60);
+        // Nothing printed: the deadline, not the quiet time, ends the wait.
+        let soon = Instant::now() + Duration::from_millis(50);
+        assert_eq!(
+            terms.wait(1, 0, Duration::from_millis(10), soon),
+            Waited::Deadline
+        );
+        slave.write_all(b"hello\n").unwrap();
+        assert_eq!(
+            terms.wait(1, 0, Duration::from_millis(50), far),
+            Waited::Quiet
+        );
+        assert!(start.elapsed() < Duration::from_secs(30));
+        // What is typed reaches the program (here: the test, on the slave).
+        let since = terms.write(1, b"typed\n").unwrap();
+        assert_eq!(since, 6);
+        let mut line = [0u8; 6];
+        slave.read_exact(&mut line).unwrap();
+        assert_eq!(&line, b"typed\n");
     }
 }

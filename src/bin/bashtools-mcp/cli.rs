@@ -64,7 +64,7 @@ pub const USAGE: &str =
 
 fn help() -> String {
     let mut s = format!(
-        "bashtools-mcp {}: the shell tools of Claude Code (bash, bash_output, kill_shell, monitor) as an MCP server on stdio.\n\n\
+        "bashtools-mcp {}: the shell tools of Claude Code (bash, bash_output, kill_shell, monitor) as an MCP server on stdio; with --interactive also write_stdin.\n\n\
          Speaks JSON-RPC 2.0, one message per line, on stdin and stdout; logs go to stderr.\n\
          At the end of stdin, SIGTERM, SIGINT or SIGHUP every shell and monitor is stopped before exit.\n\n\
          {USAGE}\n\nOptions:\n",
