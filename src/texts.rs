@@ -150,6 +150,33 @@ pub(crate) fn missing(name: &str) -> String {
     format!("Invalid input: the {name} parameter is required")
 }
 
+/// Issue 12, Claude Code's wording ("Shell cwd was reset to …"): with
+/// `persist_working_directory`, the directory the recipient's last command
+/// ended in could not be used, and the command ran in `ran_in`. One line,
+/// after the result's text.
+pub(crate) fn cwd_reset(lost: &Path, ran_in: &Path, outside_sandbox: bool) -> String {
+    let why = if outside_sandbox {
+        "is outside the sandbox"
+    } else {
+        "no longer exists"
+    };
+    format!(
+        "Shell cwd was reset to {} ({} {why})",
+        ran_in.display(),
+        lost.display()
+    )
+}
+
+/// Ours: what the `bash` description says of `cd` (issue 12): whether the
+/// directory a command ends in carries to the next one.
+pub(crate) fn cd_note(persists: bool) -> &'static str {
+    if persists {
+        " The working directory persists between commands: a `cd` in a foreground command carries to your next          commands (not one run with `working_directory`, nor one in the background); use absolute paths where you can."
+    } else {
+        " Each command starts in the default working directory: a `cd` does not carry to the next command."
+    }
+}
+
 /// Ours: an argument of the wrong type.
 pub(crate) fn wrong_type(name: &str, expected: &str) -> String {
     format!("Invalid input: the {name} parameter must be {expected}")

@@ -69,6 +69,7 @@ pub struct Command {
     description: Option<String>,
     background: bool,
     working_directory: Option<PathBuf>,
+    stdin: Option<String>,
 }
 
 impl Command {
@@ -80,6 +81,7 @@ impl Command {
             description: None,
             background: false,
             working_directory: None,
+            stdin: None,
         }
     }
 
@@ -104,9 +106,33 @@ impl Command {
     }
 
     /// Where it runs (a relative path is taken from the configured working
-    /// directory). Default: the caller's directory, else the configured one.
+    /// directory), for this command only. Default: where the recipient's
+    /// last command ended, with
+    /// [`persist_working_directory`](crate::Builder::persist_working_directory);
+    /// else the caller's directory, else the configured one.
     pub fn working_directory(mut self, dir: impl Into<PathBuf>) -> Command {
         self.working_directory = Some(dir.into());
+        self
+    }
+
+    /// What the command reads on its standard input (default: nothing,
+    /// `/dev/null`). It is written to a private file (0600, in the output
+    /// directory, removed before the command starts) that becomes its
+    /// stdin: a file, never a pipe, so neither side can block, and a
+    /// command that reads less than all of it still ends.
+    ///
+    /// ```
+    /// use bashtools::{BashTools, Caller, Command, Outcome};
+    /// let tools = BashTools::builder().build()?;
+    /// let cmd = Command::new("tr a-z A-Z").stdin("shout\n");
+    /// match tools.run(&cmd, &Caller::default())? {
+    ///     Outcome::Exited(e) => assert_eq!(e.output(), "SHOUT"),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stdin(mut self, input: impl Into<String>) -> Command {
+        self.stdin = Some(input.into());
         self
     }
 
@@ -129,6 +155,10 @@ impl Command {
     /// The working directory asked for, if any.
     pub fn get_working_directory(&self) -> Option<&Path> {
         self.working_directory.as_deref()
+    }
+    /// Its standard input, if one was given.
+    pub fn get_stdin(&self) -> Option<&str> {
+        self.stdin.as_deref()
     }
 }
 
@@ -163,6 +193,33 @@ pub enum StopCause {
     Flood,
 }
 
+/// With [`persist_working_directory`](crate::Builder::persist_working_directory):
+/// the directory the recipient's last command ended in could not be used
+/// (removed since, or outside the sandbox), and the command ran where it
+/// would have without it. The recorded directory is forgotten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CwdReset {
+    pub(crate) lost: PathBuf,
+    pub(crate) ran_in: PathBuf,
+    pub(crate) outside_sandbox: bool,
+}
+
+impl CwdReset {
+    /// The recorded directory that could not be used.
+    pub fn lost(&self) -> &Path {
+        &self.lost
+    }
+    /// Where the command ran instead.
+    pub fn ran_in(&self) -> &Path {
+        &self.ran_in
+    }
+    /// Whether it was refused for lying outside the sandbox (else it is no
+    /// longer a directory).
+    pub fn outside_sandbox(&self) -> bool {
+        self.outside_sandbox
+    }
+}
+
 /// A command that ran to its end in the foreground.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exited {
@@ -170,6 +227,7 @@ pub struct Exited {
     pub(crate) output: String,
     pub(crate) truncated: u64,
     pub(crate) stopped: Option<StopCause>,
+    pub(crate) cwd_reset: Option<CwdReset>,
 }
 
 impl Exited {
@@ -195,6 +253,11 @@ impl Exited {
     pub fn stopped(&self) -> Option<StopCause> {
         self.stopped
     }
+    /// Whether it could not start in the recorded directory, and where it
+    /// ran instead.
+    pub fn cwd_reset(&self) -> Option<&CwdReset> {
+        self.cwd_reset.as_ref()
+    }
 }
 
 /// A command that runs in the background.
@@ -204,6 +267,7 @@ pub struct Backgrounded {
     pub(crate) output_file: PathBuf,
     pub(crate) after: Option<Duration>,
     pub(crate) notified: bool,
+    pub(crate) cwd_reset: Option<CwdReset>,
 }
 
 impl Backgrounded {
@@ -224,6 +288,11 @@ impl Backgrounded {
     /// registry is configured).
     pub fn notified(&self) -> bool {
         self.notified
+    }
+    /// Whether it could not start in the recorded directory, and where it
+    /// ran instead.
+    pub fn cwd_reset(&self) -> Option<&CwdReset> {
+        self.cwd_reset.as_ref()
     }
 }
 

@@ -62,7 +62,9 @@ pub(crate) struct Child<'a> {
     /// NULL-terminated.
     pub envp: &'a [*mut libc::c_char],
     pub cwd: &'a CStr,
-    /// `(from, to)` descriptor moves, in order, after stdin is `/dev/null`.
+    /// The descriptor stdin is a copy of; `None`: `/dev/null`.
+    pub stdin: Option<i32>,
+    /// `(from, to)` descriptor moves, in order, after stdin is set.
     pub moves: &'a [(i32, i32)],
 }
 
@@ -134,15 +136,31 @@ fn exec_child(child: &Child<'_>, report: i32) -> ! {
     if unsafe { libc::setsid() } < 0 {
         fail(report);
     }
-    let null = unsafe { libc::open(c_str(b"/dev/null\0"), libc::O_RDONLY) };
-    if null < 0 {
-        fail(report);
-    }
-    if null != 0 {
-        if unsafe { libc::dup2(null, 0) } < 0 {
-            fail(report);
+    match child.stdin {
+        // dup2 clears close-on-exec on the copy; a descriptor already 0
+        // keeps it, so it is cleared by hand.
+        Some(0) => {
+            if unsafe { libc::fcntl(0, libc::F_SETFD, 0) } < 0 {
+                fail(report);
+            }
         }
-        unsafe { libc::close(null) };
+        Some(fd) => {
+            if unsafe { libc::dup2(fd, 0) } < 0 {
+                fail(report);
+            }
+        }
+        None => {
+            let null = unsafe { libc::open(c_str(b"/dev/null\0"), libc::O_RDONLY) };
+            if null < 0 {
+                fail(report);
+            }
+            if null != 0 {
+                if unsafe { libc::dup2(null, 0) } < 0 {
+                    fail(report);
+                }
+                unsafe { libc::close(null) };
+            }
+        }
     }
     for &(from, to) in child.moves {
         let ok = if from == to {

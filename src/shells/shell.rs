@@ -94,6 +94,9 @@ pub(crate) struct Shell {
     /// never show the same bytes twice or skip any.
     pub(super) read_lock: Arc<Mutex<()>>,
     pub(super) waiters: Vec<Box<dyn ExitWaiter>>,
+    /// The file its last directory is written to, while that is wanted (a
+    /// foreground command with `persist_working_directory`).
+    pub(super) cwd_record: Option<PathBuf>,
 }
 
 impl Shell {
@@ -112,6 +115,7 @@ impl Shell {
             detached: new.detached,
             read_lock: Arc::new(Mutex::new(())),
             waiters: Vec::new(),
+            cwd_record: None,
         }
     }
 
@@ -148,6 +152,18 @@ impl Shell {
     }
     pub(crate) fn read_lock(&self) -> Arc<Mutex<()>> {
         self.read_lock.clone()
+    }
+
+    /// The directory it ended in, once it has ended on its own (not
+    /// stopped) with its directory recorded; `None` otherwise. Removes the
+    /// record: asked once, when the shell is settled.
+    pub(crate) fn take_last_dir(&mut self) -> Option<PathBuf> {
+        let record = self.cwd_record.take()?;
+        let dir = (!self.is_running() && self.stop.is_none())
+            .then(|| crate::os::lastdir::read(&record))
+            .flatten();
+        let _ = std::fs::remove_file(&record);
+        dir
     }
 
     /// The leader's pid once it has been started.

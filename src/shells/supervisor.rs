@@ -51,6 +51,28 @@ pub(crate) struct Stdio {
     pub stdout: Option<OwnedFd>,
     /// Whether a pidfd of the leader is wanted (a monitor's reader polls it).
     pub leader_pidfd: bool,
+    /// What the command reads on stdin (`None`: `/dev/null`).
+    pub stdin: Option<String>,
+    /// Whether the directory it ends in is recorded (see `os/lastdir.rs`);
+    /// read back from [`Shell::last_dir`].
+    pub record_cwd: bool,
+}
+
+/// The files of [`Supervisor::side_files`].
+struct SideFiles {
+    /// The command's input, open for reading; its name already removed.
+    stdin: Option<File>,
+    /// The file its last directory is written to.
+    record: Option<PathBuf>,
+}
+
+impl SideFiles {
+    /// Removes what is on disk (a start that failed).
+    fn remove(&self) {
+        if let Some(record) = &self.record {
+            let _ = std::fs::remove_file(record);
+        }
+    }
 }
 
 /// A shell that started.
@@ -127,26 +149,37 @@ impl Supervisor {
             .outdir
             .create_file(&file_name)
             .map_err(StartError::Io)?;
+        let n = self.next_file.fetch_add(1, Ordering::Relaxed);
+        let files = self.side_files(n, &stdio).map_err(|e| {
+            let _ = std::fs::remove_file(&path);
+            StartError::Io(e)
+        })?;
         let command = new.command.clone();
         let key = {
             let mut inner = self.table.lock();
             if inner.closed {
                 drop(inner);
                 let _ = std::fs::remove_file(&path);
+                files.remove();
                 return Err(StartError::Closed);
             }
-            let key = inner.insert(Shell::new(new, path.clone()));
+            let mut shell = Shell::new(new, path.clone());
+            shell.cwd_record = files.record.clone();
+            let key = inner.insert(shell);
             register(&inner.shells[&key], key);
             key
         };
-        let (pid, pidfd) = match self.spawn(key, &command, cwd, &path, &file, stdio) {
+        let (pid, pidfd) = match self.spawn(key, &command, cwd, &path, &file, stdio, &files) {
             Ok(spawned) => spawned,
             Err(e) => {
                 self.table.lock().forget(key);
                 let _ = std::fs::remove_file(&path);
+                files.remove();
                 return Err(StartError::Io(e));
             }
         };
+        // The command has its own descriptor of its input now.
+        drop(files.stdin);
         let stop = {
             let mut inner = self.table.lock();
             let closed = inner.closed;
@@ -170,6 +203,29 @@ impl Supervisor {
         Ok(Started { key, pidfd })
     }
 
+    /// The files a command needs beside its output: its input, written
+    /// and already unlinked (so nothing is left whatever happens next), and
+    /// the empty file its last directory is written to.
+    fn side_files(&self, n: u64, stdio: &Stdio) -> std::io::Result<SideFiles> {
+        let stdin = match &stdio.stdin {
+            Some(text) => {
+                let name = format!("stdin-{n}");
+                let (path, mut writer) = self.outdir.create_file(&name)?;
+                let reader = std::io::Write::write_all(&mut writer, text.as_bytes())
+                    .and_then(|()| File::open(&path));
+                let _ = std::fs::remove_file(&path);
+                Some(reader?)
+            }
+            None => None,
+        };
+        let record = match stdio.record_cwd {
+            true => Some(self.outdir.create_file(&format!("cwd-{n}"))?.0),
+            false => None,
+        };
+        Ok(SideFiles { stdin, record })
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn spawn(
         self: &Arc<Self>,
         key: Key,
@@ -178,6 +234,7 @@ impl Supervisor {
         path: &Path,
         file: &File,
         stdio: Stdio,
+        files: &SideFiles,
     ) -> std::io::Result<(u32, Option<OwnedFd>)> {
         let me = Arc::downgrade(self);
         let watch = cap::watch(
@@ -200,6 +257,9 @@ impl Supervisor {
                 stdout: stdio.stdout,
                 join: None,
                 mark: None,
+                stdin: files.stdin.as_ref(),
+                record_cwd: files.record.as_deref(),
+                lastdir: None,
             },
             stdio.leader_pidfd,
             Box::new(move |exit| {
@@ -233,6 +293,11 @@ impl Supervisor {
             };
         }
         let id = next_id();
+        // Now background work: where it ends is not kept. Its trap writes
+        // only to a file that still exists.
+        if let Some(record) = shell.cwd_record.take() {
+            let _ = std::fs::remove_file(record);
+        }
         let renamed = shell.output.with_file_name(format!("{id}.output"));
         if std::fs::rename(&shell.output, &renamed).is_ok() {
             shell.output = renamed;

@@ -36,6 +36,9 @@ fn parse(core: &Core, input: &Value) -> Result<Command, String> {
     if let Some(dir) = input::optional_str(args, "working_directory")? {
         cmd = cmd.working_directory(dir);
     }
+    if let Some(text) = input::optional_str(args, "stdin")? {
+        cmd = cmd.stdin(text);
+    }
     Ok(cmd)
 }
 

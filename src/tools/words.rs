@@ -48,6 +48,19 @@ pub(crate) fn error(e: &CallError) -> ToolResult {
 
 /// The `bash` result of an outcome.
 pub(crate) fn outcome(outcome: &Outcome) -> ToolResult {
+    let reset = match outcome {
+        Outcome::Exited(e) => e.cwd_reset(),
+        Outcome::Background(b) => b.cwd_reset(),
+        _ => None,
+    };
+    let result = result_of(outcome);
+    match reset {
+        Some(r) => result.with_note(&texts::cwd_reset(r.lost(), r.ran_in(), r.outside_sandbox())),
+        None => result,
+    }
+}
+
+fn result_of(outcome: &Outcome) -> ToolResult {
     match outcome {
         Outcome::Exited(e) => exited(e),
         Outcome::Background(b) => {
