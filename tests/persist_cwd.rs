@@ -385,3 +385,53 @@ fn a_large_environment_command_and_a_user_bash_env_still_work() {
     assert_eq!(pwd(&t, &common::me()), dir.0.display().to_string());
     let _ = Duration::ZERO;
 }
+
+/// Tools sandboxed to `dir`, with the option on; `None` (and why) where the
+/// kernel has no Landlock.
+fn sandboxed(dir: &Scratch) -> Option<BashTools> {
+    let t = common::builder()
+        .working_directory(&dir.0)
+        .persist_working_directory(true)
+        .sandbox(bashtools::Sandbox::new().best_effort(true))
+        .build()
+        .unwrap();
+    if !t.sandbox_status().is_some_and(|s| s.filesystem()) {
+        println!("skipped: this kernel has no Landlock");
+        return None;
+    }
+    Some(t)
+}
+
+#[test]
+fn in_the_sandbox_the_directory_is_recorded_and_one_outside_it_is_reset() {
+    let dir = Scratch::new("sandbox");
+    std::fs::create_dir(dir.path("sub")).unwrap();
+    let Some(t) = sandboxed(&dir) else { return };
+    // The command cannot create files outside its roots, yet its record is written.
+    let (text, err) = run(
+        &t,
+        json!({"command": "touch /var/tmp/bashtools-no 2>/dev/null || echo refused; cd sub"}),
+    );
+    assert_eq!((text.as_str(), err), ("refused", false));
+    assert_eq!(
+        pwd(&t, &common::me()),
+        dir.path("sub").display().to_string()
+    );
+    // Where a command ended outside the sandbox's roots is not where the next runs.
+    assert!(!run(&t, json!({"command": "cd /"})).1);
+    let (text, _) = run(&t, json!({"command": "pwd"}));
+    assert_eq!(
+        text,
+        format!(
+            "{}\nShell cwd was reset to {} (/ is outside the sandbox)",
+            dir.0.display(),
+            dir.0.display()
+        )
+    );
+    // stdin in the sandbox too.
+    assert_eq!(
+        run(&t, json!({"command": "cat", "stdin": "in"})),
+        ("in".into(), false)
+    );
+    nothing_left(&t);
+}

@@ -14,11 +14,11 @@
 //! A command may set an `EXIT` trap of its own. A shell function named
 //! `trap` keeps ours in place: the command's `EXIT` action is kept aside
 //! and run by our trap after the directory is written (with the status the
-//! trap was entered with, so `$?` in it is what it would have been), `trap
-//! - EXIT` clears only the command's, and `trap -p` lists the command's as
-//! if it were the only one. Other signals go to the builtin unchanged, and
-//! in a subshell (`BASHPID` differs) everything does: subshells do not
-//! inherit our trap.
+//! trap was entered with, so `$?` in it is what it would have been);
+//! `trap - EXIT` clears only the command's, and `trap -p` lists the
+//! command's as if it were the only one. Other signals go to the builtin
+//! unchanged, and in a subshell (`BASHPID` differs) everything does:
+//! subshells do not inherit our trap.
 //!
 //! What this does not cover (the directory then stays what it was): `exec`
 //! replacing bash, `builtin trap`/`command trap` or `unset -f trap` before
