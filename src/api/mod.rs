@@ -314,6 +314,10 @@ impl std::fmt::Debug for Settings<'_> {
             .field("block_timeout", &self.block_timeout())
             .field("max_output_bytes", &self.max_output_bytes())
             .field("allowed_commands", &self.allowed_commands())
+            .field(
+                "persist_working_directory",
+                &self.persist_working_directory(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -322,6 +326,11 @@ impl Settings<'_> {
     /// Where commands run unless the call or caller names another directory.
     pub fn working_directory(&self) -> &Path {
         &self.config.working_directory
+    }
+    /// Whether a `cd` in a foreground command carries to the recipient's
+    /// next commands ([`Builder::persist_working_directory`]).
+    pub fn persist_working_directory(&self) -> bool {
+        self.config.persist_working_directory
     }
     /// Foreground time of a `bash` call without `timeout`.
     pub fn default_timeout(&self) -> Duration {

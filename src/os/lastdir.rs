@@ -52,7 +52,7 @@ unset BASHTOOLS_CWD_FILE
 __bashtools_record() {
     builtin local __bashtools_s=$?
     if [ -f "$__bashtools_cwd_file" ]; then
-        builtin pwd -P >> "$__bashtools_cwd_file" 2>/dev/null || :
+        builtin pwd -P 2>&- >> "$__bashtools_cwd_file" || :
     fi
     builtin return "$__bashtools_s"
 }
@@ -150,4 +150,38 @@ pub(crate) fn read(record: &Path) -> Option<PathBuf> {
     }
     (!bytes.is_empty() && bytes[0] == b'/')
         .then(|| PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_startup_file_is_valid_bash() {
+        let dir = std::env::temp_dir().join(format!("bashtools-lastdir-{}", std::process::id()));
+        std::fs::write(&dir, STARTUP).unwrap();
+        let ok = std::process::Command::new("bash")
+            .arg("-n")
+            .arg(&dir)
+            .status()
+            .unwrap()
+            .success();
+        let _ = std::fs::remove_file(&dir);
+        assert!(ok);
+    }
+
+    #[test]
+    fn the_record_is_the_first_line_of_an_absolute_path() {
+        let file = std::env::temp_dir().join(format!("bashtools-lastdir-r-{}", std::process::id()));
+        let read_of = |text: &str| {
+            std::fs::write(&file, text).unwrap();
+            read(&file)
+        };
+        assert_eq!(read_of("/tmp/a b\n"), Some(PathBuf::from("/tmp/a b")));
+        assert_eq!(read_of("/x\n/y\n"), Some(PathBuf::from("/x")));
+        assert_eq!(read_of(""), None);
+        assert_eq!(read_of("relative\n"), None);
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(read(&file), None);
+    }
 }
