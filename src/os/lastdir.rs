@@ -56,7 +56,9 @@ __bashtools_record() {
     fi
     builtin return "$__bashtools_s"
 }
-trap() {
+# The body of `trap` is parsed only when a command calls it (few do): it is
+# most of this file, and every command would pay for parsing it.
+__bashtools_trap='
     if [ "$BASHPID" != "$__bashtools_pid" ] || [ "${1-}" = -l ]; then
         builtin trap "$@"
         builtin return
@@ -90,7 +92,8 @@ trap() {
         esac
     done
     [ ${#__bashtools_rest[@]} -eq 0 ] || builtin trap -- "$__bashtools_action" "${__bashtools_rest[@]}"
-}
+'
+trap() { builtin eval "$__bashtools_trap"; }
 builtin trap -- "$__bashtools_ours" EXIT
 if [ -n "${BASHTOOLS_JOIN_STARTUP+set}" ]; then
     BASH_ENV=$BASHTOOLS_JOIN_STARTUP
