@@ -26,6 +26,11 @@
 //! wins over a function) and a shell killed by SIGKILL. A command the host
 //! stops or moves to the background never changes it, whatever the trap
 //! wrote: the host decides, not the trap.
+//!
+//! What the command can see of it: the functions `trap` and
+//! `__bashtools_record` and variables named `__bashtools_*` (`declare`,
+//! `set`), and that bash, having a trap to run at its end, forks the last
+//! program of the command instead of exec'ing it.
 
 use std::ffi::CStr;
 use std::fs::File;
