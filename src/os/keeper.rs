@@ -129,28 +129,37 @@ impl Keeper {
             None,
             SockFlag::SOCK_CLOEXEC,
         )?;
-        let ticks = grace.as_millis().div_ceil(50).max(1);
-        let mut cmd = Command::new("bash");
-        cmd.arg("-c")
-            .arg(SCRIPT)
-            .arg("bashtools-keeper")
-            .arg(jail.map_or(Path::new(""), |j| j))
-            .arg(outdir)
-            .arg(ticks.to_string())
-            .arg(mark)
-            // No startup file of the host's (BASH_ENV) runs in the keeper.
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .current_dir("/")
-            .stdin(Stdio::from(theirs))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        let mut cmd = command(jail, outdir, mark, grace);
+        cmd.stdin(Stdio::from(theirs));
         // SAFETY: the hook runs in the forked child and calls only
         // async-signal-safe functions.
         unsafe { cmd.pre_exec(keeper_session) };
         reaper::init()?.spawn(|| Ok(cmd.spawn()?.id()), Box::new(|_| {}))?;
         Ok(Keeper { _end: end })
     }
+}
+
+/// The keeper's command line and environment (its stdin is the socket).
+fn command(jail: Option<&Path>, outdir: &Path, mark: &OsStr, grace: Duration) -> Command {
+    let ticks = grace.as_millis().div_ceil(50).max(1);
+    let mut cmd = Command::new("bash");
+    // `--norc`: bash reads `~/.bashrc` even with `-c` when its stdin is
+    // a socket (it takes itself for a shell started by sshd), and a
+    // user's rc file may hang or start anything.
+    cmd.args(["--norc", "--noprofile", "-c"])
+        .arg(SCRIPT)
+        .arg("bashtools-keeper")
+        .arg(jail.map_or(Path::new(""), |j| j))
+        .arg(outdir)
+        .arg(ticks.to_string())
+        .arg(mark)
+        // No startup file of the host's (BASH_ENV) runs in the keeper.
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir("/")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    cmd
 }
 
 /// In the keeper's child: a session of its own (a terminal's SIGINT or
@@ -170,4 +179,44 @@ fn keeper_session() -> io::Result<()> {
     use nix::sys::signal::{sigprocmask, SigSet, SigmaskHow};
     sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// bash takes a shell whose stdin is a socket for one started by sshd
+    /// and reads `~/.bashrc` even with `-c`: the keeper must not, or a
+    /// user's rc file (seen: `pyenv init` waiting on a lock) keeps it from
+    /// ever reading its socket.
+    #[test]
+    fn the_keeper_reads_no_rc_file_of_the_user() {
+        let home = std::env::temp_dir().join(format!("bashtools-keeper-rc-{}", std::process::id()));
+        std::fs::create_dir_all(&home).unwrap();
+        let ran = home.join("ran");
+        std::fs::write(
+            home.join(".bashrc"),
+            format!("echo > '{}'\n", ran.display()),
+        )
+        .unwrap();
+        let out = home.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let (end, theirs) = socketpair(
+            AddressFamily::Unix,
+            SockType::Stream,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )
+        .unwrap();
+        let mut cmd = command(None, &out, OsStr::new(""), Duration::from_millis(50));
+        cmd.env("HOME", &home).stdin(Stdio::from(theirs));
+        let mut keeper = cmd.spawn().unwrap();
+        drop(end);
+        // At EOF the keeper removes the output directory and exits.
+        let status = keeper.wait().unwrap();
+        assert!(status.success(), "{status}");
+        assert!(!out.exists(), "the keeper did its work");
+        assert!(!ran.exists(), "the keeper read ~/.bashrc");
+        std::fs::remove_dir_all(&home).unwrap();
+    }
 }
