@@ -54,7 +54,7 @@ pub(crate) struct Stdio {
     /// What the command reads on stdin (`None`: `/dev/null`).
     pub stdin: Option<String>,
     /// Whether the directory it ends in is recorded (see `os/lastdir.rs`);
-    /// read back from [`Shell::last_dir`].
+    /// read back by [`Shell::take_last_dir`].
     pub record_cwd: bool,
 }
 
@@ -169,7 +169,7 @@ impl Supervisor {
             register(&inner.shells[&key], key);
             key
         };
-        let (pid, pidfd) = match self.spawn(key, &command, cwd, &path, &file, stdio, &files) {
+        let (pid, pidfd) = match self.spawn(key, &command, cwd, (&path, &file), stdio, &files) {
             Ok(spawned) => spawned,
             Err(e) => {
                 self.table.lock().forget(key);
@@ -218,21 +218,21 @@ impl Supervisor {
             }
             None => None,
         };
-        let record = match stdio.record_cwd {
-            true => Some(self.outdir.create_file(&format!("cwd-{n}"))?.0),
-            false => None,
+        let record = if stdio.record_cwd {
+            Some(self.outdir.create_file(&format!("cwd-{n}"))?.0)
+        } else {
+            None
         };
         Ok(SideFiles { stdin, record })
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Spawns command `key`, its output into `file` (open at `path`).
     fn spawn(
         self: &Arc<Self>,
         key: Key,
         command: &str,
         cwd: &Path,
-        path: &Path,
-        file: &File,
+        (path, file): (&Path, &File),
         stdio: Stdio,
         files: &SideFiles,
     ) -> std::io::Result<(u32, Option<OwnedFd>)> {
