@@ -289,14 +289,32 @@ fn a_commands_own_exit_trap_still_runs_and_the_directory_is_still_recorded() {
         ("(Bash completed with no output)".into(), false)
     );
     assert_eq!(pwd(&t, &common::me()), dir.0.display().to_string());
+    // Under `set -eu`, a command ending on a failure still runs its trap,
+    // with the failure's status.
+    let (text, err) = run(
+        &t,
+        json!({"command": "set -eu; trap 'echo bye $?' EXIT INT; trap -p INT; cd sub; false"}),
+    );
+    assert_eq!(
+        (text.as_str(), err),
+        ("Exit code 1\ntrap -- 'echo bye $?' SIGINT\nbye 1", true)
+    );
+    assert_eq!(
+        pwd(&t, &common::me()),
+        dir.path("sub").display().to_string()
+    );
     // A trap in a subshell is the subshell's own, as without us.
     assert_eq!(
         run(
             &t,
-            json!({"command": "(trap 'echo sub' EXIT; cd sub); echo main"})
+            json!({"command": "(trap 'echo sub' EXIT; cd /); echo main"})
         )
         .0,
         "sub\nmain"
+    );
+    assert_eq!(
+        pwd(&t, &common::me()),
+        dir.path("sub").display().to_string()
     );
 }
 

@@ -27,6 +27,9 @@
 //! stops or moves to the background never changes it, whatever the trap
 //! wrote: the host decides, not the trap.
 //!
+//! A command substitution that lists traps (`$(trap -p)`) runs in a
+//! subshell, where bash shows the parent's traps: ours, not the command's.
+//!
 //! What the command can see of it: the functions `trap` and
 //! `__bashtools_record` and variables named `__bashtools_*` (`declare`,
 //! `set`), and that bash, having a trap to run at its end, forks the last
@@ -52,8 +55,10 @@ pub(crate) const THEN_VAR: &str = "BASHTOOLS_JOIN_STARTUP";
 const STARTUP: &str = r#"# bashtools: record the directory this command ends in (see os/lastdir.rs)
 __bashtools_cwd_file=$BASHTOOLS_CWD_FILE
 __bashtools_pid=$$
-__bashtools_ours='__bashtools_record; builtin eval -- "${__bashtools_exit_trap-}"'
+__bashtools_ours='if __bashtools_record; then builtin eval -- "${__bashtools_exit_trap-}"; else builtin eval -- "${__bashtools_exit_trap-}"; fi'
 unset BASHTOOLS_CWD_FILE
+# Called as an `if` condition, so `set -e` does not end the shell on the
+# status it hands back; each branch then starts with that status in `$?`.
 __bashtools_record() {
     builtin local __bashtools_s=$?
     if [ -f "$__bashtools_cwd_file" ]; then
