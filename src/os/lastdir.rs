@@ -49,26 +49,38 @@ pub(crate) const FILE_VAR: &str = "BASHTOOLS_CWD_FILE";
 /// which restores the user's own `BASH_ENV`.
 pub(crate) const THEN_VAR: &str = "BASHTOOLS_JOIN_STARTUP";
 
-/// The startup file. Every name it leaves behind starts with
-/// `__bashtools_`; the variables it was told by are unset before the
-/// command runs, so the command's environment is what it would be without.
-const STARTUP: &str = r#"# bashtools: record the directory this command ends in (see os/lastdir.rs)
-__bashtools_cwd_file=$BASHTOOLS_CWD_FILE
-__bashtools_pid=$$
-__bashtools_ours='if __bashtools_record; then builtin eval -- "${__bashtools_exit_trap-}"; else builtin eval -- "${__bashtools_exit_trap-}"; fi'
+/// The startup file, read by every command: kept short, since bash's
+/// lexer costs about 250 instructions a character (a first version of 2.5
+/// KB doubled what `bash -c true` executes). Comments are here, not in it.
+///
+/// - `@TRAP@` is replaced by the path of [`TRAP`], which the stub `trap`
+///   sources the first time a command calls `trap` (few do).
+/// - `__bashtools_record` is called as an `if` condition, so `set -e` does
+///   not end the shell on the status it hands back, and each branch starts
+///   with that status in `$?` for the command's own `EXIT` action.
+/// - Every name it leaves starts with `__bashtools_` (but `trap`); the
+///   variables it was told by are unset, so the command's environment is
+///   what it would be without.
+/// - Last, the containment's startup file or the user's own `BASH_ENV`,
+///   as `cgroup.rs` does.
+const STARTUP: &str = r#"__bashtools_cwd_file=$BASHTOOLS_CWD_FILE __bashtools_pid=$$
 unset BASHTOOLS_CWD_FILE
-# Called as an `if` condition, so `set -e` does not end the shell on the
-# status it hands back; each branch then starts with that status in `$?`.
-__bashtools_record() {
-    builtin local __bashtools_s=$?
-    if [ -f "$__bashtools_cwd_file" ]; then
-        builtin pwd -P 2>&- >> "$__bashtools_cwd_file" || :
-    fi
-    builtin return "$__bashtools_s"
-}
-# The body of `trap` is parsed only when a command calls it (few do): it is
-# most of this file, and every command would pay for parsing it.
-__bashtools_trap='
+__bashtools_ours='if __bashtools_record; then builtin eval -- "${__bashtools_exit_trap-}"; else builtin eval -- "${__bashtools_exit_trap-}"; fi'
+__bashtools_record() { builtin local __bashtools_s=$?; [ -f "$__bashtools_cwd_file" ] && builtin pwd -P 2>&- >>"$__bashtools_cwd_file"; builtin return $__bashtools_s; }
+trap() { if . @TRAP@; then trap "$@"; else builtin trap "$@"; fi; }
+builtin trap -- "$__bashtools_ours" EXIT
+if [ -n "${BASHTOOLS_JOIN_STARTUP+set}" ]; then BASH_ENV=$BASHTOOLS_JOIN_STARTUP; unset BASHTOOLS_JOIN_STARTUP; . "$BASH_ENV"
+elif [ -n "${BASHTOOLS_USER_BASH_ENV+set}" ]; then BASH_ENV=$BASHTOOLS_USER_BASH_ENV; unset BASHTOOLS_USER_BASH_ENV; if [ -r "$BASH_ENV" ]; then . "$BASH_ENV"; fi
+else unset BASH_ENV; fi
+"#;
+
+/// The `trap` that keeps ours, sourced by the stub on its first call (it
+/// replaces the stub). In a subshell, and for `-l`, it is the builtin; to
+/// list (`trap`, `trap -p`), the command's `EXIT` action stands in for ours
+/// while the builtin lists; otherwise the `EXIT` part of a call is kept
+/// aside (`-` clears it) and the rest goes to the builtin.
+const TRAP: &str = r#"# bashtools: the trap that keeps ours (see os/lastdir.rs)
+trap() {
     if [ "$BASHPID" != "$__bashtools_pid" ] || [ "${1-}" = -l ]; then
         builtin trap "$@"
         builtin return
@@ -102,47 +114,48 @@ __bashtools_trap='
         esac
     done
     [ ${#__bashtools_rest[@]} -eq 0 ] || builtin trap -- "$__bashtools_action" "${__bashtools_rest[@]}"
-'
-trap() { builtin eval "$__bashtools_trap"; }
-builtin trap -- "$__bashtools_ours" EXIT
-if [ -n "${BASHTOOLS_JOIN_STARTUP+set}" ]; then
-    BASH_ENV=$BASHTOOLS_JOIN_STARTUP
-    unset BASHTOOLS_JOIN_STARTUP
-    . "$BASH_ENV"
-elif [ -n "${BASHTOOLS_USER_BASH_ENV+set}" ]; then
-    BASH_ENV=$BASHTOOLS_USER_BASH_ENV
-    unset BASHTOOLS_USER_BASH_ENV
-    if [ -r "$BASH_ENV" ]; then . "$BASH_ENV"; fi
-else
-    unset BASH_ENV
-fi
+}
 "#;
 
-/// The startup file, in a memory file of this process (nothing on disk to
-/// clean up or tamper with), and the path commands open it by.
+/// The startup file and the `trap` it sources, in memory files of this
+/// process (nothing on disk to clean up or tamper with), and the path
+/// commands open the startup file by.
 pub(crate) struct Startup {
-    /// Held open for as long as commands may read it by its path.
-    _file: File,
+    /// Held open for as long as commands may read them by their paths.
+    _files: [File; 2],
     path: PathBuf,
 }
 
 impl Startup {
-    /// Writes the startup file; `path_of` turns its descriptor into the
-    /// path a command opens it by (see `Spawner::proc_fd_path` for why a
-    /// sandbox needs another one than `/proc/PID/fd/N`).
-    pub(crate) fn new(path_of: impl FnOnce(i32) -> PathBuf) -> io::Result<Startup> {
-        use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
-        let name = CStr::from_bytes_with_nul(b"bashtools-lastdir\0").expect("a C string");
-        let mut file = File::from(memfd_create(name, MemFdCreateFlag::MFD_CLOEXEC)?);
-        file.write_all(STARTUP.as_bytes())?;
-        let path = path_of(file.as_raw_fd());
-        Ok(Startup { _file: file, path })
+    /// Writes the two files; `path_of` turns a descriptor into the path a
+    /// command opens it by (see `Spawner::proc_fd_path` for why a sandbox
+    /// needs another one than `/proc/PID/fd/N`).
+    pub(crate) fn new(path_of: impl Fn(i32) -> PathBuf) -> io::Result<Startup> {
+        let trap = memory_file(b"bashtools-trap\0", TRAP)?;
+        let trap_path = path_of(trap.as_raw_fd());
+        // A path of digits and slashes: nothing in it to quote.
+        let text = STARTUP.replace("@TRAP@", &trap_path.display().to_string());
+        let startup = memory_file(b"bashtools-lastdir\0", &text)?;
+        let path = path_of(startup.as_raw_fd());
+        Ok(Startup {
+            _files: [startup, trap],
+            path,
+        })
     }
 
     /// The path of the startup file, for `BASH_ENV`.
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// A close-on-exec memory file named `name` (NUL-terminated) holding `text`.
+fn memory_file(name: &'static [u8], text: &str) -> io::Result<File> {
+    use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
+    let name = CStr::from_bytes_with_nul(name).expect("a C string");
+    let mut file = File::from(memfd_create(name, MemFdCreateFlag::MFD_CLOEXEC)?);
+    file.write_all(text.as_bytes())?;
+    Ok(file)
 }
 
 /// The path of descriptor `fd` of this process, for a command not in a
@@ -170,17 +183,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_startup_file_is_valid_bash() {
+    fn the_startup_file_and_the_trap_are_valid_bash() {
         let dir = std::env::temp_dir().join(format!("bashtools-lastdir-{}", std::process::id()));
-        std::fs::write(&dir, STARTUP).unwrap();
-        let ok = std::process::Command::new("bash")
-            .arg("-n")
-            .arg(&dir)
-            .status()
-            .unwrap()
-            .success();
+        for text in [STARTUP, TRAP] {
+            std::fs::write(&dir, text).unwrap();
+            let ok = std::process::Command::new("bash")
+                .arg("-n")
+                .arg(&dir)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "{text}");
+        }
         let _ = std::fs::remove_file(&dir);
-        assert!(ok);
     }
 
     #[test]
