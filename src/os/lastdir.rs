@@ -18,7 +18,10 @@
 //! `trap - EXIT` clears only the command's, and `trap -p` lists the
 //! command's as if it were the only one. Other signals go to the builtin
 //! unchanged, and in a subshell (`BASHPID` differs) everything does:
-//! subshells do not inherit our trap.
+//! subshells do not inherit our trap. The startup file defines only a
+//! stub `trap`, which sources the whole one from a second memory file on
+//! its first call: every command pays for lexing the startup file, few call
+//! `trap` (see BENCHMARKS.md).
 //!
 //! What this does not cover (the directory then stays what it was): `exec`
 //! replacing bash, `builtin trap`/`command trap` or `unset -f trap` before
