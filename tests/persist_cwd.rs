@@ -448,6 +448,16 @@ fn in_the_sandbox_the_directory_is_recorded_and_one_outside_it_is_reset() {
             dir.0.display()
         )
     );
+    // The full trap() is read from inside the sandbox too.
+    let (text, _) = run(
+        &t,
+        json!({"command": "trap 'echo bye' EXIT; trap -p EXIT; cd sub"}),
+    );
+    assert_eq!(text, "trap -- 'echo bye' EXIT\nbye");
+    assert_eq!(
+        pwd(&t, &common::me()),
+        dir.path("sub").display().to_string()
+    );
     // stdin in the sandbox too.
     assert_eq!(
         run(&t, json!({"command": "cat", "stdin": "in"})),
