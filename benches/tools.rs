@@ -43,8 +43,9 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     type Case = (&'static str, fn(&Mode));
-    let cases: [Case; 13] = [
+    let cases: [Case; 14] = [
         ("true", fg_true),
+        ("cwd", persist_cwd_true),
         ("sandbox", sandbox_true),
         ("contain", containment_true),
         ("gib", one_gib),
@@ -252,6 +253,44 @@ fn sandbox_true(mode: &Mode) {
     ));
     versus("median", o.median, b.median, "<= 1.10x");
     versus("p99", o.p99, b.p99, "");
+}
+
+/// Foreground `true` with `persist_working_directory` on and off,
+/// interleaved: what recording the directory a command ends in costs (the
+/// startup file bash reads, its `EXIT` trap, the record file made, read
+/// and removed by the host).
+fn persist_cwd_true(mode: &Mode) {
+    let n = mode.n(1000, 150);
+    let dir = std::env::temp_dir();
+    let on = BashTools::builder()
+        .working_directory(&dir)
+        .persist_working_directory(true)
+        .build()
+        .expect("tools");
+    let off = BashTools::builder()
+        .working_directory(&dir)
+        .build()
+        .expect("tools");
+    let input = json!({"command": "true"});
+    for _ in 0..n / 10 {
+        on.bash(&input, &me());
+        off.bash(&input, &me());
+    }
+    let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let s = Instant::now();
+        assert!(!on.bash(&input, &me()).is_error);
+        a.push(s.elapsed());
+        let s = Instant::now();
+        assert!(!off.bash(&input, &me()).is_error);
+        b.push(s.elapsed());
+    }
+    let (a, b) = (stats(a), stats(b));
+    header(&format!(
+        "foreground `true` with persist_working_directory on beside off, {n} times"
+    ));
+    versus("median", a.median, b.median, "<= 1.10x");
+    versus("p99", a.p99, b.p99, "");
 }
 
 /// Foreground `true` with containment on (a cgroup per command) and off

@@ -61,6 +61,11 @@ impl Caller {
     /// Where a command of this caller runs when the call names no directory
     /// (e.g. a subagent working in a worktree of its own). A relative path is
     /// taken from the configured working directory.
+    ///
+    /// With [`persist_working_directory`](crate::Builder::persist_working_directory)
+    /// this is where the recipient *starts*: after a `cd` its commands run
+    /// where the last one ended, for as long as the caller names the same
+    /// directory; naming another one moves the recipient there.
     pub fn working_directory(mut self, dir: impl Into<PathBuf>) -> Self {
         self.working_directory = Some(dir.into());
         self

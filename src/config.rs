@@ -40,6 +40,13 @@ pub mod defaults {
     pub const MAX_OUTPUT_BYTES: u64 = 1 << 30;
     /// Whether commands get `PAGER=cat`, `GIT_PAGER=cat`, `GIT_EDITOR=true`, `TERM=dumb`.
     pub const NONINTERACTIVE_ENV: bool = true;
+    /// Whether a `cd` in a foreground command carries to the caller's next
+    /// commands (the library's default; `bashtools-mcp` turns it on, see
+    /// [`SERVER_PERSIST_WORKING_DIRECTORY`]).
+    pub const PERSIST_WORKING_DIRECTORY: bool = false;
+    /// `persist_working_directory` in `bashtools-mcp` (`--no-persist-cwd`
+    /// turns it off): models trained on Claude Code expect `cd` to stick.
+    pub const SERVER_PERSIST_WORKING_DIRECTORY: bool = true;
     /// A monitor's lines within this window go out as one event.
     pub const BATCH_WINDOW: Duration = Duration::from_millis(200);
     /// At most this many lines in one monitor event.
@@ -77,6 +84,8 @@ pub(crate) struct Config {
     pub unattended: Option<Arc<Unattended>>,
     pub max_output_bytes: u64,
     pub noninteractive_env: bool,
+    /// Whether a foreground command's last directory becomes its caller's.
+    pub persist_working_directory: bool,
     pub env: Vec<(OsString, OsString)>,
     pub env_remove: Vec<OsString>,
     pub output_root: PathBuf,

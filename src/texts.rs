@@ -59,6 +59,9 @@ pub(crate) fn running_in_background(id: &str, path: &Path, notified: bool) -> St
 /// §4 bash `interactive: true` and write_stdin without the `interactive` option.
 pub(crate) const INTERACTIVE_OFF: &str = "Interactive commands are not enabled (the interactive option is off): run the command without interactive, its standard input is /dev/null";
 
+/// Ours: `stdin` and `interactive: true` in one call.
+pub(crate) const STDIN_WITH_INTERACTIVE: &str = "stdin cannot be combined with interactive: an interactive command reads its terminal; start it, then type its input with write_stdin";
+
 /// §4 bash: the sentence its description gains with the `interactive` option.
 pub(crate) const INTERACTIVE_NOTE: &str = " With `interactive: true` the command starts in the background at once on a terminal of its own and the result shows what it printed in its first second; answer its prompts with write_stdin (what you type there is not checked as a command line).";
 
@@ -178,6 +181,33 @@ pub(crate) const NOT_AN_OBJECT: &str = "Invalid input: the arguments must be a J
 /// Ours: a required argument is missing.
 pub(crate) fn missing(name: &str) -> String {
     format!("Invalid input: the {name} parameter is required")
+}
+
+/// Issue 12, Claude Code's wording ("Shell cwd was reset to …"): with
+/// `persist_working_directory`, the directory the recipient's last command
+/// ended in could not be used, and the command ran in `ran_in`. One line,
+/// after the result's text.
+pub(crate) fn cwd_reset(lost: &Path, ran_in: &Path, outside_sandbox: bool) -> String {
+    let why = if outside_sandbox {
+        "is outside the sandbox"
+    } else {
+        "no longer exists"
+    };
+    format!(
+        "Shell cwd was reset to {} ({} {why})",
+        ran_in.display(),
+        lost.display()
+    )
+}
+
+/// Ours: what the `bash` description says of `cd` (issue 12): whether the
+/// directory a command ends in carries to the next one.
+pub(crate) fn cd_note(persists: bool) -> &'static str {
+    if persists {
+        " The working directory persists between commands: a `cd` in a foreground command carries to your next          commands (not one run with `working_directory`, nor one in the background); use absolute paths where you can."
+    } else {
+        " Each command starts in the default working directory: a `cd` does not carry to the next command."
+    }
 }
 
 /// Ours: an argument of the wrong type.

@@ -336,6 +336,23 @@ fn interactive_needs_the_option() {
 }
 
 #[test]
+fn stdin_beside_interactive_is_refused_and_starts_nothing() {
+    let t = interactive();
+    let r = bash(
+        &t,
+        json!({"command": "cat", "interactive": true, "stdin": "hello\n"}),
+    );
+    assert!(r.is_error);
+    assert!(
+        r.text
+            .starts_with("stdin cannot be combined with interactive"),
+        "{}",
+        r.text
+    );
+    assert!(t.background_pids().is_empty());
+}
+
+#[test]
 fn interactive_beside_a_gate_needs_interactive_ungated() {
     let gated = BashTools::builder()
         .interactive(true)

@@ -22,7 +22,7 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-const EVERY_FLAG: [&str; 29] = [
+const EVERY_FLAG: [&str; 30] = [
     "--working-directory",
     "--allow",
     "--default-timeout",
@@ -37,6 +37,7 @@ const EVERY_FLAG: [&str; 29] = [
     "--unattended",
     "--max-output-bytes",
     "--no-noninteractive-env",
+    "--no-persist-cwd",
     "--env",
     "--env-remove",
     "--batch-window-ms",
@@ -107,6 +108,15 @@ fn help_shows_each_default_of_the_library() {
             o.progress_every().as_millis().to_string(),
         ),
         ("--max-line-bytes", o.line_limit().to_string()),
+        (
+            "--no-persist-cwd",
+            if d::SERVER_PERSIST_WORKING_DIRECTORY {
+                "cd persists"
+            } else {
+                "cd does not persist"
+            }
+            .to_string(),
+        ),
     ];
     for (flag, default) in expected {
         let line = help
@@ -376,4 +386,20 @@ fn interactive_beside_allow_needs_interactive_ungated() {
     let mut s = Server::start(&["--interactive", "--interactive-ungated", "--allow", "cat"]);
     s.initialize("2025-11-25");
     assert!(tool_names(&mut s).contains(&"write_stdin".to_string()));
+}
+
+#[test]
+fn a_cd_persists_by_default_and_no_persist_cwd_turns_it_off() {
+    let dir = std::env::temp_dir().canonicalize().unwrap();
+    let root = dir.display().to_string();
+    let mut s = Server::initialized(&["--working-directory", &root]);
+    let (t, err) = s.tool("bash", json!({"command": "cd /"}));
+    assert!(!err, "{t}");
+    assert_eq!(
+        s.tool("bash", json!({"command": "pwd"})),
+        ("/".to_string(), false)
+    );
+    let mut s = Server::initialized(&["--working-directory", &root, "--no-persist-cwd"]);
+    s.tool("bash", json!({"command": "cd /"}));
+    assert_eq!(s.tool("bash", json!({"command": "pwd"})), (root, false));
 }

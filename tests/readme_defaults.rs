@@ -43,6 +43,10 @@ fn the_readme_tables_show_the_defaults_of_the_crate() {
             format!("{} GiB", MAX_OUTPUT_BYTES >> 30),
         ),
         ("noninteractive_env", NONINTERACTIVE_ENV.to_string()),
+        (
+            "persist_working_directory",
+            PERSIST_WORKING_DIRECTORY.to_string(),
+        ),
         ("batch_window", format!("{} ms", BATCH_WINDOW.as_millis())),
         ("burst_limit", BURST_LIMIT.to_string()),
         ("line_limit", format!("{LINE_LIMIT} chars")),

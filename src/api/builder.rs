@@ -45,6 +45,7 @@ pub struct Builder {
     unattended: Option<Arc<Unattended>>,
     max_output_bytes: u64,
     noninteractive_env: bool,
+    persist_working_directory: bool,
     env: Vec<(OsString, OsString)>,
     env_remove: Vec<OsString>,
     output_root: Option<PathBuf>,
@@ -77,6 +78,7 @@ impl std::fmt::Debug for Builder {
             .field("unattended", &self.unattended.is_some())
             .field("max_output_bytes", &self.max_output_bytes)
             .field("noninteractive_env", &self.noninteractive_env)
+            .field("persist_working_directory", &self.persist_working_directory)
             .field("env", &self.env)
             .field("env_remove", &self.env_remove)
             .field("output_root", &self.output_root)
@@ -108,6 +110,7 @@ impl Default for Builder {
             unattended: None,
             max_output_bytes: defaults::MAX_OUTPUT_BYTES,
             noninteractive_env: defaults::NONINTERACTIVE_ENV,
+            persist_working_directory: defaults::PERSIST_WORKING_DIRECTORY,
             env: Vec::new(),
             env_remove: Vec::new(),
             output_root: None,
@@ -229,6 +232,42 @@ impl Builder {
     /// terminal are the classic hang of an agent's shell.
     pub fn noninteractive_env(mut self, on: bool) -> Self {
         self.noninteractive_env = on;
+        self
+    }
+
+    /// Whether the directory a foreground command ends in becomes its
+    /// caller's for the next commands, as in Claude Code's Bash: `cd sub`,
+    /// then `ls` lists `sub`. Kept per recipient (see
+    /// [`Caller::recipient`](crate::Caller::recipient)). Default: off
+    /// ([`defaults::PERSIST_WORKING_DIRECTORY`]; on in `bashtools-mcp`).
+    ///
+    /// Which directory a command starts in, first match wins: the call's
+    /// [`working_directory`](crate::Command::working_directory); the
+    /// directory the recipient's last foreground command ended in, as long
+    /// as the caller's own
+    /// [`working_directory`](crate::Caller::working_directory) is the one
+    /// that command started from (an embedder that moves its caller
+    /// elsewhere moves it for good); the caller's working directory; the
+    /// configured one.
+    ///
+    /// - Only a foreground command that ends on its own, in the directory
+    ///   it was given by this order, is recorded, whatever its exit code
+    ///   (`cd sub && false` leaves the recipient in `sub`). A command run
+    ///   with its own `working_directory`, started in the background or
+    ///   moved there at its timeout, a monitor, or a command stopped
+    ///   (`kill_shell`, `stop_all`, the output cap) changes nothing;
+    ///   background commands and monitors start in the recorded directory.
+    /// - A recorded directory that no longer exists (or lies outside the
+    ///   sandbox) is dropped: the command runs where it would without it,
+    ///   and its result says so in one line.
+    /// - How it is found out: an `EXIT` trap set from a startup file
+    ///   (`BASH_ENV`) writes `pwd -P` to a private file. The output and the
+    ///   exit status are unchanged, and a command's own `EXIT` trap still
+    ///   runs. Not covered (the directory then stays as it was): `exec`,
+    ///   an `EXIT` trap set with `builtin trap` or in POSIX mode, a shell
+    ///   killed by SIGKILL.
+    pub fn persist_working_directory(mut self, on: bool) -> Self {
+        self.persist_working_directory = on;
         self
     }
 
@@ -412,6 +451,7 @@ impl Builder {
             unattended: self.unattended,
             max_output_bytes: self.max_output_bytes,
             noninteractive_env: self.noninteractive_env,
+            persist_working_directory: self.persist_working_directory,
             env: self.env,
             env_remove: self.env_remove,
             output_root,

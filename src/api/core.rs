@@ -2,6 +2,7 @@
 //! the public API and the JSON tools are made of: start a command, settle
 //! it at its exit or timeout, read a shell, wait for it, kill it.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -12,8 +13,8 @@ use parking_lot::Mutex;
 use regex::Regex;
 
 use super::types::{
-    Backgrounded, CallError, Command, Exited, NewOutput, Outcome, Refusal, ShellId, ShellInfo,
-    StopCause,
+    Backgrounded, CallError, Command, CwdReset, Exited, NewOutput, Outcome, Refusal, ShellId,
+    ShellInfo, StopCause,
 };
 use crate::caller::Caller;
 use crate::config::Config;
@@ -36,6 +37,17 @@ pub(crate) struct Core {
     /// The reader threads of monitors, joined by `stop_all` so every end
     /// notice has been sent when it returns.
     readers: Mutex<Vec<JoinHandle<()>>>,
+    /// With `persist_working_directory`: where each recipient's last
+    /// foreground command ended.
+    last_dirs: Mutex<HashMap<String, LastDir>>,
+}
+
+/// Where a recipient's last foreground command ended, and the caller's own
+/// working directory it started from: the record holds only while the
+/// caller still names that one.
+struct LastDir {
+    dir: PathBuf,
+    base: Option<PathBuf>,
 }
 
 /// What starting a command led to.
@@ -43,7 +55,20 @@ pub(crate) enum Started {
     /// Refused by a gate, or started in the background: known at once.
     Answered(Outcome),
     /// Running in the foreground until `timeout`.
-    Foreground { key: Key, timeout: Duration },
+    Foreground {
+        key: Key,
+        timeout: Duration,
+        place: Place,
+    },
+}
+
+/// Where a foreground command started, for its settling: whose directory
+/// its end may become, and whether the recorded one had to be dropped.
+#[derive(Debug, Clone)]
+pub(crate) struct Place {
+    recipient: String,
+    base: Option<PathBuf>,
+    reset: Option<CwdReset>,
 }
 
 impl Core {
@@ -74,6 +99,7 @@ impl Core {
             shells,
             next_bash: AtomicU64::new(1),
             readers: Mutex::new(Vec::new()),
+            last_dirs: Mutex::new(HashMap::new()),
         })
     }
 
@@ -146,10 +172,66 @@ impl Core {
             (None, Some(c)) => base.join(c),
             (None, None) => base.clone(),
         };
-        match std::fs::metadata(&dir) {
+        self.check_dir(&dir)?;
+        Ok(dir)
+    }
+
+    /// The directory a command starts in: [`resolve_cwd`](Self::resolve_cwd),
+    /// except that with `persist_working_directory` and no directory of
+    /// the call's own, where the recipient's last foreground command ended
+    /// comes first — if it is still usable; else it is forgotten and the
+    /// reset returned.
+    pub(crate) fn start_dir(
+        &self,
+        arg: Option<&Path>,
+        caller: &Caller,
+    ) -> Result<(PathBuf, Option<CwdReset>), CallError> {
+        if arg.is_none() && self.config.persist_working_directory {
+            if let Some(last) = self.last_dir(caller) {
+                match self.check_dir(&last) {
+                    Ok(()) => return Ok((last, None)),
+                    Err(e) => {
+                        self.last_dirs.lock().remove(caller.get_recipient());
+                        let ran_in = self.resolve_cwd(None, caller)?;
+                        let reset = CwdReset {
+                            lost: last,
+                            ran_in: ran_in.clone(),
+                            outside_sandbox: matches!(e, CallError::OutsideSandbox(_)),
+                        };
+                        return Ok((ran_in, Some(reset)));
+                    }
+                }
+            }
+        }
+        Ok((self.resolve_cwd(arg, caller)?, None))
+    }
+
+    /// Where `caller`'s recipient last ended, while its caller's own
+    /// directory is the one it started from.
+    fn last_dir(&self, caller: &Caller) -> Option<PathBuf> {
+        let dirs = self.last_dirs.lock();
+        let last = dirs.get(caller.get_recipient())?;
+        (last.base.as_deref() == caller.get_working_directory()).then(|| last.dir.clone())
+    }
+
+    /// Keeps `dir` as where `place`'s recipient ended.
+    fn keep_last_dir(&self, place: &Place, dir: PathBuf) {
+        self.last_dirs.lock().insert(
+            place.recipient.clone(),
+            LastDir {
+                dir,
+                base: place.base.clone(),
+            },
+        );
+    }
+
+    /// A directory a command may run in: one that exists and, with a
+    /// sandbox, lies inside one of its write roots.
+    fn check_dir(&self, dir: &Path) -> Result<(), CallError> {
+        match std::fs::metadata(dir) {
             Ok(m) if m.is_dir() => {}
-            Ok(_) => return Err(CallError::NotADirectory(dir)),
-            Err(_) => return Err(CallError::NoSuchDirectory(dir)),
+            Ok(_) => return Err(CallError::NotADirectory(dir.to_path_buf())),
+            Err(_) => return Err(CallError::NoSuchDirectory(dir.to_path_buf())),
         }
         if let Some(sandbox) = &self.config.sandbox {
             // Resolved as the kernel will: a symlink out of a root is out.
@@ -157,10 +239,10 @@ impl Core {
                 .canonicalize()
                 .is_ok_and(|real| sandbox.allows_cwd(&real));
             if !inside {
-                return Err(CallError::OutsideSandbox(dir));
+                return Err(CallError::OutsideSandbox(dir.to_path_buf()));
             }
         }
-        Ok(dir)
+        Ok(())
     }
 
     /// The gates: `allowed_commands`, then the validator.
@@ -210,7 +292,10 @@ impl Core {
         if cmd.is_interactive() && !self.config.interactive {
             return Err(CallError::InteractiveOff);
         }
-        let cwd = self.resolve_cwd(cmd.get_working_directory(), caller)?;
+        if cmd.is_interactive() && cmd.get_stdin().is_some() {
+            return Err(CallError::StdinWithInteractive);
+        }
+        let (cwd, reset) = self.start_dir(cmd.get_working_directory(), caller)?;
         if let Err(refusal) = self.check_gates(cmd.get_command(), &cwd) {
             return Ok(Started::Answered(Outcome::Refused(refusal)));
         }
@@ -235,6 +320,11 @@ impl Core {
                 Stdio {
                     stdout: None,
                     terminal: cmd.is_interactive().then_some(self.config.terminal_size),
+                    stdin: cmd.get_stdin().map(str::to_string),
+                    // Only where it ends from where this order put it.
+                    record_cwd: self.config.persist_working_directory
+                        && id.is_none()
+                        && cmd.get_working_directory().is_none(),
                 },
             )?
             .key;
@@ -246,11 +336,17 @@ impl Core {
                     output_file,
                     after: None,
                     notified: self.notifies(),
+                    cwd_reset: reset,
                 })))
             }
             None => Ok(Started::Foreground {
                 key,
                 timeout: self.timeout_of(cmd),
+                place: Place {
+                    recipient: caller.get_recipient().to_string(),
+                    base: caller.get_working_directory().map(Path::to_path_buf),
+                    reset,
+                },
             }),
         }
     }
@@ -292,25 +388,37 @@ impl Core {
     ) -> Result<Outcome, CallError> {
         match self.start(cmd, caller)? {
             Started::Answered(outcome) => Ok(outcome),
-            Started::Foreground { key, timeout } => {
+            Started::Foreground {
+                key,
+                timeout,
+                place,
+            } => {
                 let table = self.shells.table();
                 let inner = table.lock();
                 drop(table.wait_exited(inner, &[key], deadline::after(timeout)));
-                self.settle(key, timeout)
+                self.settle(key, timeout, &place)
             }
         }
     }
 
     /// Settles a foreground command at its exit or its timeout.
-    pub(crate) fn settle(&self, key: Key, timeout: Duration) -> Result<Outcome, CallError> {
+    pub(crate) fn settle(
+        &self,
+        key: Key,
+        timeout: Duration,
+        place: &Place,
+    ) -> Result<Outcome, CallError> {
         let settled = self.shells.settle(
             key,
             || self.next_bash_id(),
             |shell, key| self.register(shell, key),
         );
         match settled {
-            Settled::Finished(shell) => {
-                let exited = self.finished(&shell);
+            Settled::Finished(mut shell) => {
+                if let Some(dir) = shell.take_last_dir() {
+                    self.keep_last_dir(place, dir);
+                }
+                let exited = self.finished(&shell, place);
                 let _ = std::fs::remove_file(shell.output());
                 exited.map(Outcome::Exited)
             }
@@ -319,13 +427,14 @@ impl Core {
                 output_file: output,
                 after: Some(timeout),
                 notified: self.notifies(),
+                cwd_reset: place.reset.clone(),
             })),
             Settled::Gone => Err(CallError::Closed),
         }
     }
 
     /// What a foreground command that has ended produced.
-    fn finished(&self, shell: &Shell) -> Result<Exited, CallError> {
+    fn finished(&self, shell: &Shell, place: &Place) -> Result<Exited, CallError> {
         let rendered = output::render_file(shell.output(), 0, self.config.output_limit, None, true)
             .map_err(|e| CallError::ReadFailed(e.to_string()))?;
         Ok(Exited {
@@ -334,6 +443,7 @@ impl Core {
             truncated: rendered.truncated,
             stopped: self.cause(shell.stop_reason()),
             output_lost: crate::os::outdir::no_space(shell.output()),
+            cwd_reset: place.reset.clone(),
         })
     }
 

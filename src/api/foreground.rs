@@ -10,7 +10,7 @@
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
-use super::core::{Core, Started};
+use super::core::{Core, Place, Started};
 use super::types::{CallError, Command, Outcome};
 use crate::caller::Caller;
 use crate::pending::{CommandHandle, Completer, Pending};
@@ -27,9 +27,13 @@ pub(crate) fn run_f<T: Send + 'static>(
     caller: &Caller,
     convert: Convert<T>,
 ) -> Pending<T> {
-    let (key, timeout) = match core.start(cmd, caller) {
+    let (key, timeout, place) = match core.start(cmd, caller) {
         Ok(Started::Answered(outcome)) => return Pending::ready(convert(Ok(outcome))),
-        Ok(Started::Foreground { key, timeout }) => (key, timeout),
+        Ok(Started::Foreground {
+            key,
+            timeout,
+            place,
+        }) => (key, timeout, place),
         Err(e) => return Pending::ready(convert(Err(e))),
     };
     let (pending, completer) = Pending::new();
@@ -37,6 +41,7 @@ pub(crate) fn run_f<T: Send + 'static>(
         core: Arc::downgrade(core),
         key,
         timeout,
+        place,
         settled: OnceLock::new(),
         convert,
         completer,
@@ -78,6 +83,7 @@ struct Settle<T> {
     core: Weak<Core>,
     key: Key,
     timeout: Duration,
+    place: Place,
     settled: OnceLock<Result<Outcome, CallError>>,
     convert: Convert<T>,
     completer: Completer<T>,
@@ -87,7 +93,7 @@ impl<T> Settle<T> {
     fn result(&self) -> Result<Outcome, CallError> {
         self.settled
             .get_or_init(|| match self.core.upgrade() {
-                Some(core) => core.settle(self.key, self.timeout),
+                Some(core) => core.settle(self.key, self.timeout, &self.place),
                 None => Err(CallError::Closed),
             })
             .clone()

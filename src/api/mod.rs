@@ -358,6 +358,10 @@ impl std::fmt::Debug for Settings<'_> {
             .field("allowed_commands", &self.allowed_commands())
             .field("interactive", &self.interactive())
             .field("terminal_size", &self.terminal_size())
+            .field(
+                "persist_working_directory",
+                &self.persist_working_directory(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -366,6 +370,11 @@ impl Settings<'_> {
     /// Where commands run unless the call or caller names another directory.
     pub fn working_directory(&self) -> &Path {
         &self.config.working_directory
+    }
+    /// Whether a `cd` in a foreground command carries to the recipient's
+    /// next commands ([`Builder::persist_working_directory`]).
+    pub fn persist_working_directory(&self) -> bool {
+        self.config.persist_working_directory
     }
     /// Foreground time of a `bash` call without `timeout`.
     pub fn default_timeout(&self) -> Duration {

@@ -70,6 +70,7 @@ pub struct Command {
     background: bool,
     working_directory: Option<PathBuf>,
     interactive: bool,
+    stdin: Option<String>,
 }
 
 impl Command {
@@ -82,6 +83,7 @@ impl Command {
             background: false,
             working_directory: None,
             interactive: false,
+            stdin: None,
         }
     }
 
@@ -106,7 +108,10 @@ impl Command {
     }
 
     /// Where it runs (a relative path is taken from the configured working
-    /// directory). Default: the caller's directory, else the configured one.
+    /// directory), for this command only. Default: where the recipient's
+    /// last command ended, with
+    /// [`persist_working_directory`](crate::Builder::persist_working_directory);
+    /// else the caller's directory, else the configured one.
     pub fn working_directory(mut self, dir: impl Into<PathBuf>) -> Command {
         self.working_directory = Some(dir.into());
         self
@@ -119,6 +124,27 @@ impl Command {
     /// option; its timeout does not apply.
     pub fn interactive(mut self, interactive: bool) -> Command {
         self.interactive = interactive;
+        self
+    }
+
+    /// What the command reads on its standard input (default: nothing,
+    /// `/dev/null`). It is written to a private file (0600, in the output
+    /// directory, removed before the command starts) that becomes its
+    /// stdin: a file, never a pipe, so neither side can block, and a
+    /// command that reads less than all of it still ends.
+    ///
+    /// ```
+    /// use bashtools::{BashTools, Caller, Command, Outcome};
+    /// let tools = BashTools::builder().build()?;
+    /// let cmd = Command::new("tr a-z A-Z").stdin("shout\n");
+    /// match tools.run(&cmd, &Caller::default())? {
+    ///     Outcome::Exited(e) => assert_eq!(e.output(), "SHOUT"),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stdin(mut self, input: impl Into<String>) -> Command {
+        self.stdin = Some(input.into());
         self
     }
 
@@ -146,6 +172,10 @@ impl Command {
     /// The working directory asked for, if any.
     pub fn get_working_directory(&self) -> Option<&Path> {
         self.working_directory.as_deref()
+    }
+    /// Its standard input, if one was given.
+    pub fn get_stdin(&self) -> Option<&str> {
+        self.stdin.as_deref()
     }
 }
 
@@ -180,6 +210,33 @@ pub enum StopCause {
     Flood,
 }
 
+/// With [`persist_working_directory`](crate::Builder::persist_working_directory):
+/// the directory the recipient's last command ended in could not be used
+/// (removed since, or outside the sandbox), and the command ran where it
+/// would have without it. The recorded directory is forgotten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CwdReset {
+    pub(crate) lost: PathBuf,
+    pub(crate) ran_in: PathBuf,
+    pub(crate) outside_sandbox: bool,
+}
+
+impl CwdReset {
+    /// The recorded directory that could not be used.
+    pub fn lost(&self) -> &Path {
+        &self.lost
+    }
+    /// Where the command ran instead.
+    pub fn ran_in(&self) -> &Path {
+        &self.ran_in
+    }
+    /// Whether it was refused for lying outside the sandbox (else it is no
+    /// longer a directory).
+    pub fn outside_sandbox(&self) -> bool {
+        self.outside_sandbox
+    }
+}
+
 /// A command that ran to its end in the foreground.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exited {
@@ -188,6 +245,7 @@ pub struct Exited {
     pub(crate) truncated: u64,
     pub(crate) stopped: Option<StopCause>,
     pub(crate) output_lost: bool,
+    pub(crate) cwd_reset: Option<CwdReset>,
 }
 
 impl Exited {
@@ -221,6 +279,11 @@ impl Exited {
     pub fn stopped(&self) -> Option<StopCause> {
         self.stopped
     }
+    /// Whether it could not start in the recorded directory, and where it
+    /// ran instead.
+    pub fn cwd_reset(&self) -> Option<&CwdReset> {
+        self.cwd_reset.as_ref()
+    }
 }
 
 /// A command that runs in the background.
@@ -230,6 +293,7 @@ pub struct Backgrounded {
     pub(crate) output_file: PathBuf,
     pub(crate) after: Option<Duration>,
     pub(crate) notified: bool,
+    pub(crate) cwd_reset: Option<CwdReset>,
 }
 
 impl Backgrounded {
@@ -250,6 +314,11 @@ impl Backgrounded {
     /// registry is configured).
     pub fn notified(&self) -> bool {
         self.notified
+    }
+    /// Whether it could not start in the recorded directory, and where it
+    /// ran instead.
+    pub fn cwd_reset(&self) -> Option<&CwdReset> {
+        self.cwd_reset.as_ref()
     }
 }
 
@@ -376,6 +445,9 @@ pub enum CallError {
     /// An interactive command, or `write_stdin`, without the
     /// [`interactive`](crate::Builder::interactive) option.
     InteractiveOff,
+    /// An interactive command with a `stdin` text: its input is what is
+    /// typed into its terminal.
+    StdinWithInteractive,
     /// `write_stdin` to a shell that was not started interactive (its ID).
     NotInteractive(String),
     /// `write_stdin` to a shell whose programs have all closed its terminal

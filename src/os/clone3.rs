@@ -65,10 +65,14 @@ pub(crate) struct Child<'a> {
     /// NULL-terminated.
     pub envp: &'a [*mut libc::c_char],
     pub cwd: &'a CStr,
-    /// What stdin opens: a terminal's slave (read and write, after
-    /// `setsid`, so it becomes the controlling terminal), else `/dev/null`.
-    pub stdin: Option<&'a CStr>,
-    /// `(from, to)` descriptor moves, in order, after stdin is opened.
+    /// A terminal's slave to open as stdin (read and write, after
+    /// `setsid`, so it becomes the controlling terminal); `stdin` is then
+    /// not used.
+    pub terminal: Option<&'a CStr>,
+    /// Without a terminal: the descriptor stdin is a copy of; `None`:
+    /// `/dev/null`.
+    pub stdin: Option<i32>,
+    /// `(from, to)` descriptor moves, in order, after stdin is set.
     pub moves: &'a [(i32, i32)],
 }
 
@@ -280,18 +284,44 @@ fn exec_child(child: &Child<'_>, report: Report<'_>) -> ! {
     if unsafe { libc::setsid() } < 0 {
         fail(report);
     }
-    let null = match child.stdin {
-        Some(tty) => unsafe { libc::open(tty.as_ptr(), libc::O_RDWR) },
-        None => unsafe { libc::open(c_str(b"/dev/null\0"), libc::O_RDONLY) },
-    };
-    if null < 0 {
-        fail(report);
-    }
-    if null != 0 {
-        if unsafe { libc::dup2(null, 0) } < 0 {
-            fail(report);
+    // A terminal is opened read-write after setsid, without O_NOCTTY: it
+    // becomes the controlling terminal.
+    let terminal = child
+        .terminal
+        .map(|tty| unsafe { libc::open(tty.as_ptr(), libc::O_RDWR) });
+    match (terminal, child.stdin) {
+        (Some(fd), _) if fd < 0 => fail(report),
+        (Some(0), _) => {}
+        (Some(fd), _) => {
+            if unsafe { libc::dup2(fd, 0) } < 0 {
+                fail(report);
+            }
+            unsafe { libc::close(fd) };
         }
-        unsafe { libc::close(null) };
+        // dup2 clears close-on-exec on the copy; a descriptor already 0
+        // keeps it, so it is cleared by hand.
+        (None, Some(0)) => {
+            if unsafe { libc::fcntl(0, libc::F_SETFD, 0) } < 0 {
+                fail(report);
+            }
+        }
+        (None, Some(fd)) => {
+            if unsafe { libc::dup2(fd, 0) } < 0 {
+                fail(report);
+            }
+        }
+        (None, None) => {
+            let null = unsafe { libc::open(c_str(b"/dev/null\0"), libc::O_RDONLY) };
+            if null < 0 {
+                fail(report);
+            }
+            if null != 0 {
+                if unsafe { libc::dup2(null, 0) } < 0 {
+                    fail(report);
+                }
+                unsafe { libc::close(null) };
+            }
+        }
     }
     for &(from, to) in child.moves {
         let ok = if from == to {
@@ -398,6 +428,7 @@ mod tests {
             argv: &argv,
             envp: &envp,
             cwd: &cwd,
+            terminal: None,
             stdin: None,
             moves: &moves,
         };

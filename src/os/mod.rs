@@ -11,6 +11,7 @@ pub(crate) mod clone3;
 pub(crate) mod contain;
 pub(crate) mod group;
 pub(crate) mod keeper;
+pub(crate) mod lastdir;
 pub(crate) mod outdir;
 pub(crate) mod pty;
 pub(crate) mod reaper;

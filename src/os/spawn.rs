@@ -7,7 +7,8 @@
 //!   at once with ENXIO instead of stopping the command with SIGTTIN, one
 //!   `killpg(2)` reaches everything that stays in the group, and the host's
 //!   own group is never hit.
-//! - stdin is `/dev/null`: a command that reads input gets EOF instead of
+//! - stdin is `/dev/null`, or a private file holding the input the call
+//!   gave (never a pipe): a command that reads input gets EOF instead of
 //!   hanging on a terminal nobody watches.
 //! - stdout and stderr are two descriptors of **one open file description**
 //!   (`dup2`), so they share one offset and the file keeps the order the
@@ -23,7 +24,8 @@
 //!   bash in a private memory file (`memfd_create(2)`) on descriptor 3,
 //!   which bash sources and closes before the command's first word runs.
 //! - Containment may ask for a startup file (`BASH_ENV`, which bash reads
-//!   before the command): the user's own `BASH_ENV` is kept aside in
+//!   before the command), and so may the record of the directory a command
+//!   ends in (`lastdir.rs`): the user's own `BASH_ENV` is kept aside in
 //!   [`USER_BASH_ENV`] for that file to restore.
 //!
 //! With glibc the child is made by `posix_spawn(3)`, which uses
@@ -43,6 +45,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use crate::config::Config;
+use crate::os::lastdir;
 
 /// What to start.
 pub(crate) struct SpawnSpec<'a> {
@@ -61,6 +64,22 @@ pub(crate) struct SpawnSpec<'a> {
     /// stderr instead of `/dev/null` and the output file, and, right after
     /// `setsid`, the command's controlling terminal.
     pub terminal: Option<&'a CStr>,
+    /// The command's standard input (a private file, read-only), instead of
+    /// `/dev/null`.
+    pub stdin: Option<&'a File>,
+    /// Where the directory the command ends in is written (`lastdir.rs`).
+    pub record_cwd: Option<&'a Path>,
+    /// The startup file that writes it (set by the process layer, as `join`).
+    pub lastdir: Option<&'a Path>,
+}
+
+/// The record of the directory a command ends in: the file the trap
+/// appends to (made empty by the host) and the startup file that sets the
+/// trap.
+#[derive(Clone, Copy)]
+struct RecordCwd<'a> {
+    pub file: &'a Path,
+    pub startup: &'a Path,
 }
 
 /// How a command gets into its cgroup: created inside it (`clone3.rs`),
@@ -93,11 +112,12 @@ const NONINTERACTIVE: [(&str, &str); 4] = [
 
 /// The environment of a command: the host's, then the non-interactive
 /// variables, then the configured ones, less the removed ones, then the
-/// containment's.
+/// containment's and the directory record's.
 fn environment(
     config: &Config,
     mark: Option<&(OsString, OsString)>,
     join: Option<&Join<'_>>,
+    record: Option<RecordCwd<'_>>,
 ) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let set = |env: &mut Vec<(OsString, OsString)>, k: &OsStr, v: &OsStr| {
@@ -116,12 +136,31 @@ fn environment(
     if let Some((k, v)) = mark {
         set(&mut env, k, v);
     }
-    if let Some(join) = join {
+    // The record's startup file runs first and then sources the
+    // containment's, which restores the user's own.
+    let startup = record.map(|r| r.startup).or(join.map(|j| j.startup));
+    if let Some(startup) = startup {
         let bash_env = OsStr::new("BASH_ENV");
         if let Some((_, user)) = env.iter().find(|(k, _)| k == bash_env).cloned() {
             set(&mut env, OsStr::new(USER_BASH_ENV), &user);
         }
-        set(&mut env, bash_env, join.startup.as_os_str());
+        set(&mut env, bash_env, startup.as_os_str());
+    }
+    if let Some(record) = record {
+        set(
+            &mut env,
+            OsStr::new(lastdir::FILE_VAR),
+            record.file.as_os_str(),
+        );
+        if let Some(join) = join {
+            set(
+                &mut env,
+                OsStr::new(lastdir::THEN_VAR),
+                join.startup.as_os_str(),
+            );
+        }
+    }
+    if let Some(join) = join {
         for (k, v) in &join.env {
             set(&mut env, k, v);
         }
@@ -174,6 +213,7 @@ pub(crate) struct Launch<'a> {
     cwd: CString,
     output: &'a File,
     stdout: Option<OwnedFd>,
+    stdin: Option<&'a File>,
     /// The command, when it is too long for an argument.
     script: Option<OwnedFd>,
     /// The cgroup to create the command in, and the environment that makes
@@ -208,11 +248,15 @@ pub(crate) fn prepare<'a>(spec: SpawnSpec<'a>, config: &Config) -> io::Result<La
         (command, None)
     };
     let argv = vec![cstring(b"bash")?, cstring(b"-c")?, command];
-    let envp = env_strings(environment(config, spec.mark.as_ref(), None));
+    let record = spec
+        .record_cwd
+        .zip(spec.lastdir)
+        .map(|(file, startup)| RecordCwd { file, startup });
+    let envp = env_strings(environment(config, spec.mark.as_ref(), None, record));
     let cgroup = spec.join.as_ref().map(|j| {
         (
             j.cgroup,
-            env_strings(environment(config, spec.mark.as_ref(), Some(j))),
+            env_strings(environment(config, spec.mark.as_ref(), Some(j), record)),
         )
     });
     Ok(Launch {
@@ -222,6 +266,7 @@ pub(crate) fn prepare<'a>(spec: SpawnSpec<'a>, config: &Config) -> io::Result<La
         cwd: cstring(spec.cwd.as_os_str().as_bytes())?,
         output: spec.output,
         stdout: spec.stdout,
+        stdin: spec.stdin,
         script,
         cgroup,
         terminal: spec.terminal.map(CStr::to_owned),
@@ -276,7 +321,8 @@ impl Launch<'_> {
                 argv: &argv,
                 envp: &envp,
                 cwd: &self.cwd,
-                stdin: self.terminal.as_deref(),
+                terminal: self.terminal.as_deref(),
+                stdin: self.stdin.map(|f| f.as_raw_fd()),
                 moves: &moves,
             },
             cgroup,
@@ -426,17 +472,20 @@ mod imp {
             let out = self.output.as_raw_fd();
             let stdout = self.stdout.as_ref().map_or(out, |fd| fd.as_raw_fd());
             let mut actions = Actions::new()?;
-            match &self.terminal {
+            match (&self.terminal, self.stdin) {
                 // Opened after the SETSID below (glibc runs the attributes
                 // first), without O_NOCTTY: it becomes the controlling
                 // terminal.
-                Some(tty) => {
+                (Some(tty), _) => {
                     actions.open(0, tty, libc::O_RDWR)?;
                     actions.dup2(0, 1)?;
                     actions.dup2(0, 2)?;
                 }
-                None => {
-                    actions.open(0, c"/dev/null", libc::O_RDONLY)?;
+                (None, stdin) => {
+                    match stdin {
+                        Some(file) => actions.dup2(file.as_raw_fd(), 0)?,
+                        None => actions.open(0, c"/dev/null", libc::O_RDONLY)?,
+                    }
                     actions.dup2(stdout, 1)?;
                     actions.dup2(out, 2)?;
                 }
@@ -514,7 +563,10 @@ mod imp {
                     );
                 }
             }
-            cmd.stdin(Stdio::null());
+            match self.stdin {
+                Some(file) => cmd.stdin(Stdio::from(file.try_clone()?)),
+                None => cmd.stdin(Stdio::null()),
+            };
             let stdout = match &self.stdout {
                 Some(fd) => Stdio::from(fd.try_clone()?),
                 None => Stdio::from(self.output.try_clone()?),

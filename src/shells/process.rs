@@ -20,6 +20,7 @@ use super::shell::Key;
 
 use crate::config::Config;
 use crate::os::contain::{Contain, Containment, OnGone};
+use crate::os::lastdir::{self, Startup};
 use crate::os::reaper::{self, ExitHook};
 use crate::os::spawner::Spawner;
 use crate::os::{group, spawn};
@@ -72,6 +73,10 @@ pub(crate) struct RealProcess {
     contain: Arc<Contain>,
     /// The leader's pid of every running command.
     running: Arc<Mutex<HashMap<Key, u32>>>,
+    /// The startup file that records where a command ends, with
+    /// `persist_working_directory` (`None` without it, or if it could not
+    /// be made: directories then do not persist).
+    lastdir: Option<Startup>,
 }
 
 /// What starting a command needs, owned, for the spawner thread.
@@ -149,11 +154,19 @@ impl RealProcess {
     pub(crate) fn new(config: Arc<Config>, outdir: &Path, spawner: Option<Spawner>) -> RealProcess {
         let cgroups = spawner.is_none();
         let contain = Arc::new(Contain::new_with(outdir, config.kill_grace, cgroups));
+        let lastdir = config
+            .persist_working_directory
+            .then(|| match &spawner {
+                Some(spawner) => Startup::new(|fd| spawner.proc_fd_path(fd)),
+                None => Startup::new(lastdir::proc_fd_path),
+            })
+            .and_then(Result::ok);
         RealProcess {
             config,
             spawner,
             contain,
             running: Arc::new(Mutex::new(HashMap::new())),
+            lastdir,
         }
     }
 
@@ -212,6 +225,7 @@ impl Process for RealProcess {
     ) -> io::Result<(u32, Option<OwnedFd>)> {
         // A cgroup for the command, joined before any of its code runs.
         let entering = self.contain.enter(key);
+        let lastdir = spec.record_cwd.and(self.lastdir.as_ref()).map(|s| s.path());
         let started = match &self.spawner {
             None => {
                 let spec = spawn::SpawnSpec {
@@ -221,6 +235,7 @@ impl Process for RealProcess {
                         env: cell.env.clone(),
                     }),
                     mark: self.contain.mark(),
+                    lastdir,
                     ..spec
                 };
                 start(&self.shared(), key, spec, want_pidfd, on_exit, on_gone)
@@ -235,6 +250,9 @@ impl Process for RealProcess {
                 let output = spec.output.try_clone()?;
                 let stdout = spec.stdout;
                 let terminal = spec.terminal.map(std::ffi::CStr::to_owned);
+                let stdin = spec.stdin.map(|f| f.try_clone()).transpose()?;
+                let record_cwd = spec.record_cwd.map(Path::to_path_buf);
+                let lastdir = lastdir.map(Path::to_path_buf);
                 // A sandboxed owner has no cgroups (see `new`): only the
                 // session mark travels.
                 let mark = self.contain.mark();
@@ -249,6 +267,9 @@ impl Process for RealProcess {
                             join: None,
                             mark,
                             terminal: terminal.as_deref(),
+                            stdin: stdin.as_ref(),
+                            record_cwd: record_cwd.as_deref(),
+                            lastdir: lastdir.as_deref(),
                         };
                         start(&shared, key, spec, want_pidfd, on_exit, on_gone)
                     })

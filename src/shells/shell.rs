@@ -97,6 +97,9 @@ pub(crate) struct Shell {
     /// Whether it runs on a pseudo-terminal of its own (`write_stdin`
     /// types into it).
     pub(super) interactive: bool,
+    /// The file its last directory is written to, while that is wanted (a
+    /// foreground command with `persist_working_directory`).
+    pub(super) cwd_record: Option<PathBuf>,
 }
 
 impl Shell {
@@ -116,6 +119,7 @@ impl Shell {
             read_lock: Arc::new(Mutex::new(())),
             waiters: Vec::new(),
             interactive: false,
+            cwd_record: None,
         }
     }
 
@@ -155,6 +159,18 @@ impl Shell {
     }
     pub(crate) fn read_lock(&self) -> Arc<Mutex<()>> {
         self.read_lock.clone()
+    }
+
+    /// The directory it ended in, once it has ended on its own (not
+    /// stopped) with its directory recorded; `None` otherwise. Removes the
+    /// record: asked once, when the shell is settled.
+    pub(crate) fn take_last_dir(&mut self) -> Option<PathBuf> {
+        let record = self.cwd_record.take()?;
+        let dir = (!self.is_running() && self.stop.is_none())
+            .then(|| crate::os::lastdir::read(&record))
+            .flatten();
+        let _ = std::fs::remove_file(&record);
+        dir
     }
 
     /// The leader's pid once it has been started.

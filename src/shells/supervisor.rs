@@ -56,6 +56,28 @@ pub(crate) struct Stdio {
     /// and stderr, its output copied into the output file (interactive
     /// commands).
     pub terminal: Option<(u16, u16)>,
+    /// What the command reads on stdin (`None`: `/dev/null`).
+    pub stdin: Option<String>,
+    /// Whether the directory it ends in is recorded (see `os/lastdir.rs`);
+    /// read back by [`Shell::take_last_dir`].
+    pub record_cwd: bool,
+}
+
+/// The files of [`Supervisor::side_files`].
+struct SideFiles {
+    /// The command's input, open for reading; its name already removed.
+    stdin: Option<File>,
+    /// The file its last directory is written to.
+    record: Option<PathBuf>,
+}
+
+impl SideFiles {
+    /// Removes what is on disk (a start that failed).
+    fn remove(&self) {
+        if let Some(record) = &self.record {
+            let _ = std::fs::remove_file(record);
+        }
+    }
 }
 
 /// A shell that started.
@@ -134,28 +156,38 @@ impl Supervisor {
             .outdir
             .create_file(&file_name)
             .map_err(StartError::Io)?;
+        let n = self.next_file.fetch_add(1, Ordering::Relaxed);
+        let files = self.side_files(n, &stdio).map_err(|e| {
+            let _ = std::fs::remove_file(&path);
+            StartError::Io(e)
+        })?;
         let command = new.command.clone();
         let key = {
             let mut inner = self.table.lock();
             if inner.closed {
                 drop(inner);
                 let _ = std::fs::remove_file(&path);
+                files.remove();
                 return Err(StartError::Closed);
             }
             let mut shell = Shell::new(new, path.clone());
             shell.interactive = stdio.terminal.is_some();
+            shell.cwd_record = files.record.clone();
             let key = inner.insert(shell);
             register(&inner.shells[&key], key);
             key
         };
-        let (pid, _) = match self.spawn(key, &command, cwd, &path, &file, stdio) {
+        let (pid, _) = match self.spawn(key, &command, cwd, (&path, &file), stdio, &files) {
             Ok(spawned) => spawned,
             Err(e) => {
                 self.table.lock().forget(key);
                 let _ = std::fs::remove_file(&path);
+                files.remove();
                 return Err(StartError::Io(e));
             }
         };
+        // The command has its own descriptor of its input now.
+        drop(files.stdin);
         let stop = {
             let mut inner = self.table.lock();
             let closed = inner.closed;
@@ -229,17 +261,41 @@ impl Supervisor {
         waited
     }
 
+    /// The files a command needs beside its output: its input, written
+    /// and already unlinked (so nothing is left whatever happens next), and
+    /// the empty file its last directory is written to.
+    fn side_files(&self, n: u64, stdio: &Stdio) -> std::io::Result<SideFiles> {
+        let stdin = match &stdio.stdin {
+            Some(text) => {
+                let name = format!("stdin-{n}");
+                let (path, mut writer) = self.outdir.create_file(&name)?;
+                let reader = std::io::Write::write_all(&mut writer, text.as_bytes())
+                    .and_then(|()| File::open(&path));
+                let _ = std::fs::remove_file(&path);
+                Some(reader?)
+            }
+            None => None,
+        };
+        let record = if stdio.record_cwd {
+            Some(self.outdir.create_file(&format!("cwd-{n}"))?.0)
+        } else {
+            None
+        };
+        Ok(SideFiles { stdin, record })
+    }
+
+    /// Spawns command `key`, its output into `file` (open at `path`).
     fn spawn(
         self: &Arc<Self>,
         key: Key,
         command: &str,
         cwd: &Path,
-        path: &Path,
-        file: &File,
+        (path, file): (&Path, &File),
         stdio: Stdio,
+        files: &SideFiles,
     ) -> std::io::Result<(u32, Option<OwnedFd>)> {
         let Some((cols, rows)) = stdio.terminal else {
-            return self.spawn_with(key, command, cwd, path, file, stdio, None);
+            return self.spawn_with(key, command, cwd, (path, file), stdio, files, None);
         };
         let terminals = self.terminals()?;
         let pty = pty::open(cols, rows)?;
@@ -248,9 +304,9 @@ impl Supervisor {
             key,
             command,
             cwd,
-            path,
-            file,
+            (path, file),
             stdio,
+            files,
             Some((&pty.slave, terminals.clone())),
         );
         match &spawned {
@@ -266,9 +322,9 @@ impl Supervisor {
         key: Key,
         command: &str,
         cwd: &Path,
-        path: &Path,
-        file: &File,
+        (path, file): (&Path, &File),
         stdio: Stdio,
+        files: &SideFiles,
         terminal: Option<(&std::ffi::CStr, Arc<Terminals>)>,
     ) -> std::io::Result<(u32, Option<OwnedFd>)> {
         let me = Arc::downgrade(self);
@@ -294,6 +350,9 @@ impl Supervisor {
                 join: None,
                 mark: None,
                 terminal: terminal.as_ref().map(|(slave, _)| *slave),
+                stdin: files.stdin.as_ref(),
+                record_cwd: files.record.as_deref(),
+                lastdir: None,
             },
             // No one waits on the leader's pidfd (a monitor ends at EOF).
             false,
@@ -333,6 +392,11 @@ impl Supervisor {
             };
         }
         let id = next_id();
+        // Now background work: where it ends is not kept. Its trap writes
+        // only to a file that still exists.
+        if let Some(record) = shell.cwd_record.take() {
+            let _ = std::fs::remove_file(record);
+        }
         let renamed = shell.output.with_file_name(format!("{id}.output"));
         if std::fs::rename(&shell.output, &renamed).is_ok() {
             cap::renamed(&shell.output, &renamed);

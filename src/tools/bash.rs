@@ -39,6 +39,9 @@ fn parse(core: &Core, input: &Value) -> Result<Command, String> {
         cmd = cmd.working_directory(dir);
     }
     cmd = cmd.interactive(input::optional_bool(args, "interactive")?);
+    if let Some(text) = input::optional_str(args, "stdin")? {
+        cmd = cmd.stdin(text);
+    }
     Ok(cmd)
 }
 

@@ -41,10 +41,11 @@ fn bash_plain(c: &Config, tasks: bool) -> ToolDefinition {
             "Runs a shell command with `bash -c` and returns its combined stdout and stderr, in the order written \
              (leading blank lines and trailing whitespace removed; output over {limit} characters keeps its first and \
              last halves around a `... [N characters truncated] ...` marker). A non-zero exit is an error result that \
-             starts with `Exit code N`. Standard input is /dev/null, and pagers and editors are disabled. `timeout` is \
+             starts with `Exit code N`. Standard input is /dev/null unless `stdin` gives it, and pagers and editors are disabled. `timeout` is \
              in seconds (default {default}, at most {max}); a command still running at its timeout is NOT killed: it \
              moves to the background and the result gives its ID (bash_N) for bash_output and kill_shell. With \
-             `run_in_background: true` it starts there at once.{interactive}{notified}{sandbox}",
+             `run_in_background: true` it starts there at once.{cd}{interactive}{notified}{sandbox}",
+            cd = crate::texts::cd_note(c.persist_working_directory),
             limit = c.output_limit,
             default = seconds(c.default_timeout),
             max = seconds(c.max_timeout),
@@ -70,7 +71,8 @@ fn bash_plain(c: &Config, tasks: bool) -> ToolDefinition {
                     "description": format!("Seconds to wait in the foreground before moving the command to the background (default {}, at most {}).", seconds(c.default_timeout), seconds(c.max_timeout))},
                 "description": {"type": "string", "description": "What the command does, in 5-10 words (shown in notifications)."},
                 "run_in_background": {"type": "boolean", "description": "Start in the background at once and return its ID."},
-                "working_directory": {"type": "string", "description": "Directory to run in; relative paths are taken from the default working directory."}
+                "working_directory": {"type": "string", "description": "Directory to run in, for this command only; relative paths are taken from the default working directory."},
+                "stdin": {"type": "string", "description": "Text given to the command as its standard input (e.g. a script for `python3 -`)."}
             },
             "required": ["command"],
             "additionalProperties": false

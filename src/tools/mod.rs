@@ -61,6 +61,13 @@ impl ToolResult {
         }
     }
 
+    /// The text with one more line at its end.
+    pub(crate) fn with_note(mut self, line: &str) -> ToolResult {
+        self.text.push('\n');
+        self.text.push_str(line);
+        self
+    }
+
     pub(crate) fn with_exit_code(mut self, code: Option<i32>) -> ToolResult {
         self.exit_code = code;
         self

@@ -69,7 +69,9 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
     Core::check_command(command).map_err(|e| e.to_string())?;
     let timeout = timeout(core, args)?;
     core.check_open().map_err(|e| e.to_string())?;
-    let cwd = core.resolve_cwd(None, caller).map_err(|e| e.to_string())?;
+    // Where the recipient's last command ended (a monitor does not change
+    // it; a reset is not worth a line beside the monitor's own).
+    let (cwd, _reset) = core.start_dir(None, caller).map_err(|e| e.to_string())?;
     core.check_gates(command, &cwd).map_err(|r| r.to_string())?;
 
     let spawn_failed = |e: nix::Error| CallError::SpawnFailed(e.to_string()).to_string();
@@ -92,6 +94,8 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
             Stdio {
                 stdout: Some(write),
                 terminal: None,
+                stdin: None,
+                record_cwd: false,
             },
         )
         .map_err(|e| e.to_string())?;

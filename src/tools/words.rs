@@ -24,6 +24,7 @@ impl fmt::Display for CallError {
             CallError::StopPanicked(id) => texts::stop_panicked(id),
             CallError::MonitorNeedsTasks => texts::MONITOR_NEEDS_TASKS.to_string(),
             CallError::InteractiveOff => texts::INTERACTIVE_OFF.to_string(),
+            CallError::StdinWithInteractive => texts::STDIN_WITH_INTERACTIVE.to_string(),
             CallError::NotInteractive(id) => texts::not_interactive(id),
             CallError::TerminalClosed(id) => texts::terminal_closed(id),
             CallError::Closed => texts::CLOSED.to_string(),
@@ -51,6 +52,19 @@ pub(crate) fn error(e: &CallError) -> ToolResult {
 
 /// The `bash` result of an outcome.
 pub(crate) fn outcome(outcome: &Outcome) -> ToolResult {
+    let reset = match outcome {
+        Outcome::Exited(e) => e.cwd_reset(),
+        Outcome::Background(b) => b.cwd_reset(),
+        _ => None,
+    };
+    let result = result_of(outcome);
+    match reset {
+        Some(r) => result.with_note(&texts::cwd_reset(r.lost(), r.ran_in(), r.outside_sandbox())),
+        None => result,
+    }
+}
+
+fn result_of(outcome: &Outcome) -> ToolResult {
     match outcome {
         Outcome::Exited(e) => exited(e),
         Outcome::Background(b) => {

@@ -37,6 +37,7 @@ const FLAGS: &[(&str, &str, &str)] = &[
     ("--unattended", "", "nobody is at the keyboard: monitors use the unattended cap (default: attended)"),
     ("--max-output-bytes", "BYTES", "an output file past this stops its shell"),
     ("--no-noninteractive-env", "", "do not set PAGER=cat, GIT_PAGER=cat, GIT_EDITOR=true, TERM=dumb (default: set)"),
+    ("--no-persist-cwd", "", "persist_working_directory off: a cd in one command no longer carries to the next ones"),
     ("--env", "KEY=VALUE", "set a variable for every command; repeatable"),
     ("--env-remove", "KEY", "remove a variable from every command's environment; repeatable"),
     ("--batch-window-ms", "MS", "a monitor's lines within this window go out as one event"),
@@ -101,6 +102,16 @@ fn default_of(flag: &str, o: &Options) -> Option<String> {
         "--deliver" => return Some(o.delivery().as_str().to_string()),
         "--progress-interval-ms" => return Some(o.progress_every().as_millis().to_string()),
         "--max-line-bytes" => return Some(o.line_limit().to_string()),
+        "--no-persist-cwd" => {
+            return Some(
+                if d::SERVER_PERSIST_WORKING_DIRECTORY {
+                    "cd persists"
+                } else {
+                    "cd does not persist"
+                }
+                .to_string(),
+            )
+        }
         _ => {}
     }
     Some(match flag {
@@ -138,7 +149,9 @@ fn number<T: std::str::FromStr>(flag: &str, v: &str, what: &str) -> Result<T, Us
 
 /// Reads the arguments (without the program name).
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> {
-    let mut b = BashTools::builder().tasks(Tasks::new());
+    let mut b = BashTools::builder()
+        .tasks(Tasks::new())
+        .persist_working_directory(d::SERVER_PERSIST_WORKING_DIRECTORY);
     let mut monitor = MonitorOptions::default();
     let mut options = Options::default();
     let mut allowed: Option<Vec<String>> = None;
@@ -195,6 +208,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> 
             "--unattended" => b.unattended(|| true),
             "--max-output-bytes" => b.max_output_bytes(number(&name, v, "a number of bytes")?),
             "--no-noninteractive-env" => b.noninteractive_env(false),
+            "--no-persist-cwd" => b.persist_working_directory(false),
             "--env" => match v.split_once('=') {
                 Some((key, value)) if !key.is_empty() => b.env(key, value),
                 _ => return Err(Usage(format!("--env wants KEY=VALUE, not {v:?}"))),
