@@ -251,7 +251,7 @@ impl Builder {
     /// - A recorded directory that no longer exists (or lies outside the
     ///   sandbox) is dropped: the command runs where it would without it,
     ///   and its result says so in one line (a `bash` result; a monitor
-    ///   that meets it starts there without a word).
+    ///   falls back the same way without a word).
     /// - Two foreground commands of one recipient at once: the one that
     ///   ends last decides.
     /// - How it is found out: an `EXIT` trap set from a startup file
