@@ -259,7 +259,10 @@ impl Builder {
     ///   background commands and monitors start in the recorded directory.
     /// - A recorded directory that no longer exists (or lies outside the
     ///   sandbox) is dropped: the command runs where it would without it,
-    ///   and its result says so in one line.
+    ///   and its result says so in one line (a `bash` result; a monitor
+    ///   falls back the same way without a word).
+    /// - Two foreground commands of one recipient at once: the one that
+    ///   ends last decides.
     /// - How it is found out: an `EXIT` trap set from a startup file
     ///   (`BASH_ENV`) writes `pwd -P` to a private file. The output and the
     ///   exit status are unchanged, and a command's own `EXIT` trap still
