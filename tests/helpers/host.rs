@@ -61,8 +61,7 @@ fn die(m: &str) {
         &me,
     );
     assert_eq!(r.text, "started");
-    // FIFOs: the host's open for reading returns once the command writes,
-    // so the waits below end on the event itself.
+    // FIFOs: the waits below end on the command's write itself.
     let trapped = tools.output_directory().join("trapped");
     let termed = tools.output_directory().join("termed");
     for fifo in [&trapped, &termed] {
@@ -74,26 +73,54 @@ fn die(m: &str) {
         trapped.display()
     );
     let r = tools.bash(&json!({"command": cmd, "run_in_background": true}), &me);
-    wait_for(&trapped);
+    if !wait_for(&trapped) {
+        // What the test cannot see from outside: how the command stands.
+        let id = r.task_id.clone().unwrap_or_default();
+        let out = tools.bash_output(&json!({"bash_id": id}));
+        eprintln!("containment-host: {id} never wrote its fifo: {}", out.text);
+        std::process::exit(1);
+    }
     let id = r.task_id.clone().expect("a background shell has an ID");
     let stopper = tools.clone();
     std::thread::spawn(move || stopper.kill_shell(&json!({"shell_id": id})));
     // Ready once the TERM has arrived: the stop is in its grace.
-    wait_for(&termed);
+    if !wait_for(&termed) {
+        eprintln!("containment-host: the TERM trap never ran");
+        std::process::exit(1);
+    }
     println!("ready");
     loop {
         std::thread::park();
     }
 }
 
-/// Waits until a command writes into the FIFO `fifo`: opening it for
-/// reading blocks until a writer opens it, and reading ends at its close.
-fn wait_for(fifo: &std::path::Path) {
-    use std::io::Read;
-    let mut buf = Vec::new();
-    let _ = std::fs::File::open(fifo)
-        .expect("open the fifo")
-        .read_to_end(&mut buf);
+/// Waits until a command writes into the FIFO `fifo`; whether it did
+/// within two minutes (a command that never writes fails the test with
+/// what the host knows of it, instead of hanging it).
+fn wait_for(fifo: &std::path::Path) -> bool {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking, so a command that never writes fails the test at the
+    // deadline instead of hanging it; Linux reports no hang-up on a FIFO
+    // no writer has opened yet, so the poll waits for the write itself.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(fifo)
+        .expect("open the fifo");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let mut polls = [PollFd::new(file.as_fd(), PollFlags::POLLIN)];
+        let ms = u16::try_from(left.as_millis()).unwrap_or(u16::MAX);
+        if poll(&mut polls, PollTimeout::from(ms)).is_ok_and(|n| n > 0) {
+            return true;
+        }
+    }
 }
 
 /// SIGCHLD blocked in every thread before the first use: exits are still
