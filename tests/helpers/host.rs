@@ -67,8 +67,12 @@ fn die(m: &str) {
     for fifo in [&trapped, &termed] {
         nix::unistd::mkfifo(fifo, nix::sys::stat::Mode::S_IRWXU).expect("a fifo");
     }
+    // `sleep & wait`, not a foreground `sleep`: bash runs a trap only once
+    // its foreground command ends, and a TERM that reaches a forked child
+    // before its exec is lost with the exec (the child then sleeps on,
+    // and so would the trap); `wait` is cut short by the trapped signal.
     let cmd = format!(
-        "trap 'echo > {}' TERM; echo > {}; while :; do sleep {m}; done",
+        "trap 'echo > {}' TERM; echo > {}; while :; do sleep {m} & wait $!; done",
         termed.display(),
         trapped.display()
     );
