@@ -1,6 +1,7 @@
 //! A tour of the shell tools: a foreground command, a timeout that moves a
 //! command to the background, `bash_output` with `block`, `kill_shell`, a
-//! task notification arriving, and a monitor delivering events — through
+//! task notification arriving, a monitor delivering events, and the opt-in
+//! extras (stdin, a `cd` that sticks, an interactive command) — through
 //! the JSON tools a model calls, and through the typed API a Rust program
 //! calls (which gives the IDs as values: nothing is read out of a text).
 //!
@@ -124,6 +125,27 @@ fn main() -> Result<(), bashtools::Error> {
     // 8. Bad input is an error result, never a panic.
     let r = tools.bash_output(&json!({"bash_id": "bash_99"}));
     show("bash_output of an unknown ID", &r);
+
+    // 9. The opt-in extras: standard input from a string, a `cd` that
+    //    sticks, and a command that asks a question on a terminal of its own.
+    let extras = BashTools::builder()
+        .persist_working_directory(true)
+        .interactive(true)
+        .build()?;
+    let r = extras.bash(&json!({"command": "tr a-z A-Z", "stdin": "shout\n"}), &me);
+    show("bash with stdin", &r);
+    extras.bash(&json!({"command": "cd /"}), &me);
+    let r = extras.bash(&json!({"command": "pwd"}), &me);
+    show("bash: pwd after `cd /` in the command before", &r);
+    let r = extras.bash(
+        &json!({"command": "read -p 'name? ' n; echo \"hi $n\"", "interactive": true}),
+        &me,
+    );
+    show("bash with interactive: true", &r);
+    if let Some(id) = r.task_id.clone() {
+        let r = extras.write_stdin(&json!({"shell_id": id, "input": "bob\n"}));
+        show(&format!("write_stdin {id} \"bob\\n\""), &r);
+    }
 
     // Dropping the tools stops whatever still runs and removes the output files.
     Ok(())
