@@ -35,6 +35,11 @@ struct Shared<T> {
     ready: Condvar,
     /// Set when the `Pending` is dropped: nobody will take the value.
     abandoned: AtomicBool,
+    /// Whether a value nobody will take is still made (its closure run
+    /// and the value dropped): a foreground command's result is also its
+    /// settling (its record and output file removed), which must happen
+    /// whether or not anyone waits.
+    make_if_dropped: AtomicBool,
 }
 
 /// A result that is not there yet.
@@ -119,6 +124,7 @@ impl<T: Send + 'static> Pending<T> {
             slot: Mutex::new(Slot::Waiting(None)),
             ready: Condvar::new(),
             abandoned: AtomicBool::new(false),
+            make_if_dropped: AtomicBool::new(false),
         });
         (
             Pending {
@@ -131,6 +137,13 @@ impl<T: Send + 'static> Pending<T> {
 }
 
 impl<T> Pending<T> {
+    /// Makes the value even if this `Pending` is dropped before it is
+    /// taken (see `Shared::make_if_dropped`).
+    pub(crate) fn make_if_dropped(self) -> Pending<T> {
+        self.shared.make_if_dropped.store(true, Ordering::Release);
+        self
+    }
+
     /// Names the command this pending waits for.
     pub(crate) fn with_command(mut self, command: CommandHandle) -> Pending<T> {
         self.command = Some(command);
@@ -216,7 +229,20 @@ fn take_ready<T>(slot: &mut Slot<T>) -> Option<Thunk<T>> {
 
 impl<T> Drop for Pending<T> {
     fn drop(&mut self) {
-        self.shared.abandoned.store(true, Ordering::Release);
+        // Under the slot's lock, so a completion either sees the flag or
+        // has stored its value for the check below.
+        let unread = {
+            let mut slot = self.shared.slot.lock();
+            self.shared.abandoned.store(true, Ordering::Release);
+            if self.shared.make_if_dropped.load(Ordering::Acquire) {
+                take_ready(&mut slot)
+            } else {
+                None
+            }
+        };
+        if let Some(make) = unread {
+            drop(make());
+        }
     }
 }
 
@@ -258,10 +284,21 @@ impl<T> Future for Pending<T> {
 impl<T> Completer<T> {
     /// Makes the value ready: `make` runs when it is taken. Returns false if
     /// it was completed already (the first completion wins).
+    /// A `Pending` dropped before (see [`Pending::make_if_dropped`]) has
+    /// the value made here and dropped.
     pub(crate) fn complete_with(&self, make: impl FnOnce() -> T + Send + 'static) -> bool {
         let waker = {
             let mut slot = self.shared.slot.lock();
             match &mut *slot {
+                Slot::Waiting(_)
+                    if self.shared.abandoned.load(Ordering::Acquire)
+                        && self.shared.make_if_dropped.load(Ordering::Acquire) =>
+                {
+                    *slot = Slot::Taken;
+                    drop(slot);
+                    drop(make());
+                    return true;
+                }
                 Slot::Waiting(w) => {
                     let waker = w.take();
                     *slot = Slot::Ready(Box::new(make));
@@ -311,6 +348,36 @@ mod tests {
         assert!(!c.is_done());
         drop(p);
         assert!(c.is_done());
+    }
+
+    #[test]
+    fn a_value_that_must_be_made_is_made_when_its_pending_is_dropped() {
+        use std::sync::atomic::AtomicUsize;
+        let made = Arc::new(AtomicUsize::new(0));
+        // Ready first, dropped after.
+        let (p, c) = Pending::<u32>::new();
+        let p = p.make_if_dropped();
+        let m = made.clone();
+        c.complete_with(move || m.fetch_add(1, Ordering::SeqCst) as u32);
+        assert_eq!(
+            made.load(Ordering::SeqCst),
+            0,
+            "made by the taker, not the completer"
+        );
+        drop(p);
+        assert_eq!(made.load(Ordering::SeqCst), 1);
+        // Dropped first, ready after.
+        let (p, c) = Pending::<u32>::new();
+        drop(p.make_if_dropped());
+        let m = made.clone();
+        assert!(c.complete_with(move || m.fetch_add(1, Ordering::SeqCst) as u32));
+        assert_eq!(made.load(Ordering::SeqCst), 2);
+        // Without the flag a dropped value is not made.
+        let (p, c) = Pending::<u32>::new();
+        let m = made.clone();
+        c.complete_with(move || m.fetch_add(1, Ordering::SeqCst) as u32);
+        drop(p);
+        assert_eq!(made.load(Ordering::SeqCst), 2);
     }
 
     #[test]

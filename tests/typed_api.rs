@@ -377,6 +377,22 @@ fn after_close_every_clone_answers_closed() {
 /// A dropped `Pending` whose command ends before its timeout leaves no
 /// record and no output file behind.
 #[test]
+fn a_pending_dropped_after_its_command_ended_leaves_no_file_behind() {
+    let tools = tools();
+    let pending = tools.run_f(&Command::new("echo gone").timeout(DEADLINE), &me());
+    // Ready (the command has exited) but never taken.
+    wait_until("the command has ended", || pending.is_ready());
+    drop(pending);
+    let dir = tools.output_directory().to_path_buf();
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "the drop settles the command at once"
+    );
+    assert!(tools.background_pids().is_empty());
+}
+
+#[test]
 fn a_dropped_pending_of_a_quick_command_leaves_no_file_behind() {
     let tools = tools();
     drop(tools.run_f(&Command::new("echo gone").timeout(DEADLINE), &me()));

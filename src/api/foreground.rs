@@ -37,6 +37,8 @@ pub(crate) fn run_f<T: Send + 'static>(
         Err(e) => return Pending::ready(convert(Err(e))),
     };
     let (pending, completer) = Pending::new();
+    // A command that ends before its `Pending` is dropped is settled too.
+    let pending = pending.make_if_dropped();
     let state = Arc::new(Settle {
         core: Arc::downgrade(core),
         key,
