@@ -115,15 +115,9 @@ impl<T: Send + 'static> ExitWaiter for OnExit<T> {
 
     /// On the reaper thread: only marks the result ready; the output is
     /// read by whoever takes it. Nobody will take it when the `Pending` was
-    /// dropped: then the command is settled here.
+    /// dropped: then `complete_with` settles it here (`make_if_dropped`).
     fn exited(self: Box<Self>) {
         let state = self.0;
-        if state.completer.is_done() {
-            if !state.completer.is_completed() {
-                drop(state.result());
-            }
-            return;
-        }
         let completer = state.completer.clone();
         completer.complete_with(move || {
             let result = state.result();
