@@ -33,9 +33,7 @@ fn pwd(t: &BashTools, caller: &Caller) -> String {
 /// directory itself.
 fn nothing_left(t: &BashTools) {
     let dir = t.output_directory().to_path_buf();
-    let left: Vec<_> = std::fs::read_dir(&dir)
-        .map(|d| d.flatten().map(|e| e.file_name()).collect())
-        .unwrap_or_default();
+    let left = common::output_files(&dir);
     assert!(
         left.is_empty(),
         "files left in the output directory: {left:?}"

@@ -10,12 +10,7 @@ use serde_json::json;
 
 /// The output directory holds nothing but `keep`.
 fn only_in_output_directory(t: &bashtools::BashTools, keep: &[&str]) {
-    let mut names: Vec<String> = std::fs::read_dir(t.output_directory())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = common::output_files(t.output_directory());
     assert_eq!(names, keep, "files in the output directory");
 }
 

@@ -419,7 +419,7 @@ impl Core {
                     self.keep_last_dir(place, dir);
                 }
                 let exited = self.finished(&shell, place);
-                let _ = std::fs::remove_file(shell.output());
+                self.shells.retire_output(&shell);
                 exited.map(Outcome::Exited)
             }
             Settled::Moved { id, output } => Ok(Outcome::Background(Backgrounded {

@@ -26,6 +26,8 @@ use crossbeam_channel::{Receiver, Sender};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
 use parking_lot::Mutex;
 
+use crate::os::outdir::{file_id, sole_open, FileId};
+
 /// The longest a file is left unchecked while it grows; what a command can
 /// write past the cap is at most its write rate times this.
 const THROTTLE: Duration = Duration::from_millis(10);
@@ -156,6 +158,30 @@ pub(crate) fn unwatch(watch: Watch) {
             let _ = inotify.rm_watch(wd);
         }
     }
+}
+
+/// If registration `watch` holds a descriptor of its file: whether that
+/// is the file's one open file description (`outdir::sole_open`), and if
+/// so the registration ends and the file's identity is returned. `None`
+/// when it holds none (polled, or already ended): the caller must ask.
+pub(crate) fn release_if_sole(watch: Watch) -> Option<Option<FileId>> {
+    let (c, id) = (CAP.get()?, watch?);
+    let mut by_wd = c.by_wd.lock();
+    let mut watched = c.watched.lock();
+    let How::Inotify { wd, file } = &watched.get(&id)?.how else {
+        return None;
+    };
+    if !sole_open(file) {
+        return Some(None);
+    }
+    // The kernel's watch is left on the file: the next command to get it
+    // as a spare is given the same watch descriptor, which then maps to
+    // that command's registration. Removing it would cost the inotify
+    // thread a wake-up now, on the way of this call's result.
+    let (wd, fid) = (*wd, file_id(file));
+    watched.remove(&id);
+    by_wd.remove(&wd);
+    Some(fid)
 }
 
 fn watch_forever(_keep: Sender<()>, never: Receiver<()>) {

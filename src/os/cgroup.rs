@@ -246,9 +246,9 @@ impl Cell {
     /// Whether any process is in the cell (`cgroup.events`). A cell that
     /// cannot be read is taken as empty: it is gone.
     pub(crate) fn populated(&self) -> bool {
-        std::fs::read_to_string(self.dir.join("cgroup.events"))
-            .map(|s| is_populated(&s))
-            .unwrap_or(false)
+        // One open and one read into the stack (no size query, no string
+        // grown): asked at every command's end, before its caller is woken.
+        File::open(self.dir.join("cgroup.events")).is_ok_and(|f| file_populated(&f))
     }
 
     /// The pids in the cell now.

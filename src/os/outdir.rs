@@ -13,6 +13,24 @@
 //! or whose keeper could not run. Both tests, because a pid alone can lie
 //! (another pid namespace sharing `/tmp`), and a lock alone is free for
 //! directories made before the lock existed.
+//!
+//! **Spare files.** A foreground command's file is not deleted when its
+//! result has been read, if nothing can write it any more: it is emptied and
+//! kept under a hidden name (`.spare-N`, at most [`MAX_SPARES`]) for the
+//! next command's output, which gets it by one `rename(2)`. Making a new
+//! file costs an inode, and on ext4 without a journal the allocator skips
+//! every inode freed in the last minutes, so with one new file per command
+//! creating one grew to a third of a millisecond within a few thousand
+//! commands (see BENCHMARKS.md). "Nothing can write it" is asked of the
+//! kernel: a write lease (`F_SETLEASE`) is granted only on a file that no
+//! other open file description refers to. The question is asked on the
+//! output cap's own read-only descriptor of the file (or on one opened for
+//! it), so a process the command left behind that still holds its stdout
+//! keeps the file from being reused: the file is then deleted, as before,
+//! and stays capped while that process writes. Only a regular file with one
+//! link, opened without following a symlink, and the very file the lease
+//! was asked of, is reused: a command that replaced its own output file can
+//! never have another file emptied.
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io;
@@ -22,8 +40,17 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use parking_lot::Mutex;
+
 /// Counts the directories made by this process, so two values never collide.
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+
+/// How many emptied output files are kept for reuse: enough for a few
+/// foreground calls at once.
+pub(crate) const MAX_SPARES: usize = 4;
+
+/// The name prefix of a spare file (hidden: `ls` does not show it).
+pub(crate) const SPARE_PREFIX: &str = ".spare-";
 
 /// A directory of our own; removed with everything in it on drop.
 #[derive(Debug)]
@@ -31,6 +58,10 @@ pub(crate) struct OutputDir {
     path: PathBuf,
     /// The directory itself, open, holding the owner's lock.
     _lock: File,
+    /// Emptied output files kept for reuse, by their hidden path, open for
+    /// writing.
+    spares: Mutex<Vec<(PathBuf, File)>>,
+    next_spare: AtomicU64,
 }
 
 impl OutputDir {
@@ -57,7 +88,12 @@ impl OutputDir {
             }
         };
         remove_stale(root, &path);
-        Ok(OutputDir { path, _lock: lock })
+        Ok(OutputDir {
+            path,
+            _lock: lock,
+            spares: Mutex::new(Vec::new()),
+            next_spare: AtomicU64::new(0),
+        })
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -73,6 +109,52 @@ impl OutputDir {
             .mode(0o600)
             .open(&path)?;
         Ok((path, file))
+    }
+
+    /// An output file named `name`: a spare renamed, or else a new one.
+    pub(crate) fn output_file(&self, name: &str) -> io::Result<(PathBuf, File)> {
+        let spare = self.spares.lock().pop();
+        if let Some((hidden, file)) = spare {
+            let path = self.path.join(name);
+            // `renameat2(RENAME_NOREPLACE)` is not in std; the names are
+            // ours and unique, so a plain rename replaces nothing.
+            if std::fs::rename(&hidden, &path).is_ok() {
+                return Ok((path, file));
+            }
+            let _ = std::fs::remove_file(&hidden);
+        }
+        self.create_file(name)
+    }
+
+    /// Done with output file `path` (its result has been read): kept as a
+    /// spare if no process but ours has it open and there is room, else
+    /// removed. `sole` is asked first: `None` if it cannot tell,
+    /// `Some(None)` if another process has the file open, `Some(Some(id))`
+    /// if it is the only one that has it open (the output cap, which then
+    /// lets go of it).
+    pub(crate) fn retire(&self, path: &Path, sole: impl FnOnce() -> Option<Option<FileId>>) {
+        if self.spares.lock().len() < MAX_SPARES {
+            if let Some(file) = reusable(path, sole) {
+                let hidden = self.path.join(format!(
+                    "{SPARE_PREFIX}{}",
+                    self.next_spare.fetch_add(1, Ordering::Relaxed)
+                ));
+                // Emptied only if it holds something: a truncation is a
+                // change the output cap's thread is woken for.
+                let empty = file.metadata().is_ok_and(|m| m.len() == 0);
+                if (empty || file.set_len(0).is_ok()) && std::fs::rename(path, &hidden).is_ok() {
+                    let mut spares = self.spares.lock();
+                    if spares.len() < MAX_SPARES {
+                        spares.push((hidden, file));
+                        return;
+                    }
+                    drop(spares);
+                    let _ = std::fs::remove_file(&hidden);
+                    return;
+                }
+            }
+        }
+        let _ = std::fs::remove_file(path);
     }
 
     /// Removes the directory and every file in it. Idempotent.
@@ -100,6 +182,63 @@ fn lock(file: &File) -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// Which file a descriptor is: device and inode.
+pub(crate) type FileId = (u64, u64);
+
+/// The identity of `file`.
+pub(crate) fn file_id(file: &File) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    file.metadata().ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Whether `file`, on which a write lease is asked, is the one open file
+/// description of its file (see the module's docs): for a read-only
+/// descriptor, no writer and no other reader; for a writing one, no other
+/// writer and no reader.
+pub(crate) fn sole_open(file: &File) -> bool {
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own; integers only. The lease is
+    // let go at once: it was only the question.
+    let sole = unsafe { nix::libc::fcntl(fd, nix::libc::F_SETLEASE, nix::libc::F_WRLCK) } == 0;
+    if sole {
+        unsafe { nix::libc::fcntl(fd, nix::libc::F_SETLEASE, nix::libc::F_UNLCK) };
+    }
+    sole
+}
+
+/// `path` opened without following a symlink, if it is a regular file of
+/// one link (so emptying it empties nothing else).
+fn open_own(path: &Path, write: bool) -> Option<File> {
+    use std::os::unix::fs::MetadataExt;
+    let file = OpenOptions::new()
+        .read(!write)
+        .write(write)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    (meta.file_type().is_file() && meta.nlink() == 1).then_some(file)
+}
+
+/// `path` opened for writing, if nothing but this process has it open: the
+/// file `sole` vouches for (the output cap's descriptor of it, which it
+/// then lets go), or else one asked here.
+fn reusable(path: &Path, sole: impl FnOnce() -> Option<Option<FileId>>) -> Option<File> {
+    let vouched = match sole() {
+        Some(id) => id?,
+        None => {
+            let reader = open_own(path, false)?;
+            if !sole_open(&reader) {
+                return None;
+            }
+            file_id(&reader)?
+        }
+    };
+    // The same file the question was asked of, not one put in its place.
+    let file = open_own(path, true)?;
+    (file_id(&file)? == vouched).then_some(file)
 }
 
 /// The owner pid in a name of the crate's pattern `bashtools-PID-N-NANOS`.

@@ -216,11 +216,31 @@ pub(crate) struct Launch<'a> {
     stdin: Option<&'a File>,
     /// The command, when it is too long for an argument.
     script: Option<OwnedFd>,
-    /// The cgroup to create the command in, and the environment that makes
-    /// bash move itself there where that cannot be done.
-    cgroup: Option<(&'a File, Vec<CString>)>,
+    /// The cgroup to create the command in, and what makes the environment
+    /// that has bash move itself there where that cannot be done.
+    cgroup: Option<Joining<'a>>,
     /// The terminal to open as stdio.
     terminal: Option<CString>,
+}
+
+/// A command's cell, and what the environment that joins it is made of.
+struct Joining<'a> {
+    join: Join<'a>,
+    config: &'a Config,
+    mark: Option<(OsString, OsString)>,
+    record: Option<RecordCwd<'a>>,
+}
+
+impl Joining<'_> {
+    /// The environment whose startup file moves bash into the cell.
+    fn env(&self) -> Vec<CString> {
+        env_strings(environment(
+            self.config,
+            self.mark.as_ref(),
+            Some(&self.join),
+            self.record,
+        ))
+    }
 }
 
 fn env_strings(env: Vec<(OsString, OsString)>) -> Vec<CString> {
@@ -235,7 +255,7 @@ fn env_strings(env: Vec<(OsString, OsString)>) -> Vec<CString> {
 }
 
 /// Prepares the start of `spec`; [`Launch::spawn`] starts it.
-pub(crate) fn prepare<'a>(spec: SpawnSpec<'a>, config: &Config) -> io::Result<Launch<'a>> {
+pub(crate) fn prepare<'a>(spec: SpawnSpec<'a>, config: &'a Config) -> io::Result<Launch<'a>> {
     // Checked before anything else: a NUL byte cannot be passed either way.
     let command = cstring(spec.command.as_bytes())?;
     let (command, script) = if command.as_bytes().len() > MAX_ARG {
@@ -253,11 +273,13 @@ pub(crate) fn prepare<'a>(spec: SpawnSpec<'a>, config: &Config) -> io::Result<La
         .zip(spec.lastdir)
         .map(|(file, startup)| RecordCwd { file, startup });
     let envp = env_strings(environment(config, spec.mark.as_ref(), None, record));
-    let cgroup = spec.join.as_ref().map(|j| {
-        (
-            j.cgroup,
-            env_strings(environment(config, spec.mark.as_ref(), Some(j), record)),
-        )
+    // The environment that moves bash into its cell is made only where the
+    // kernel cannot create the command there (rare): not on every start.
+    let cgroup = spec.join.map(|join| Joining {
+        join,
+        config,
+        mark: spec.mark.clone(),
+        record,
     });
     Ok(Launch {
         program: bash_path().cloned().unwrap_or_else(|| argv[0].clone()),
@@ -278,7 +300,7 @@ impl Launch<'_> {
     /// group id). With a cgroup: created inside it where the kernel can
     /// (`clone3`), else spawned with the startup file that moves it.
     pub(crate) fn spawn(&self) -> io::Result<u32> {
-        let Some((cgroup, joining_env)) = &self.cgroup else {
+        let Some(joining) = &self.cgroup else {
             return self.spawn_with(&self.envp);
         };
         // bash not found up front: only the spawn's PATH search can say why.
@@ -286,11 +308,11 @@ impl Launch<'_> {
         // kernel without clone3 gets), so that path can be tested here.
         let startup_only = std::env::var_os(JOIN_VAR).is_some_and(|v| v == "startup");
         if !self.program.as_bytes().starts_with(b"/") || startup_only {
-            return self.spawn_with(joining_env);
+            return self.spawn_with(&joining.env());
         }
-        match self.clone_into(cgroup) {
+        match self.clone_into(joining.join.cgroup) {
             Err(e) if CLONE3_MISSING.contains(&e.raw_os_error().unwrap_or(0)) => {
-                self.spawn_with(joining_env)
+                self.spawn_with(&joining.env())
             }
             other => other,
         }

@@ -100,6 +100,8 @@ pub(crate) struct Shell {
     /// The file its last directory is written to, while that is wanted (a
     /// foreground command with `persist_working_directory`).
     pub(super) cwd_record: Option<PathBuf>,
+    /// Its output file's registration with the output cap.
+    pub(super) watch: crate::os::cap::Watch,
 }
 
 impl Shell {
@@ -120,6 +122,7 @@ impl Shell {
             waiters: Vec::new(),
             interactive: false,
             cwd_record: None,
+            watch: None,
         }
     }
 

@@ -154,7 +154,7 @@ impl Supervisor {
         };
         let (path, file) = self
             .outdir
-            .create_file(&file_name)
+            .output_file(&file_name)
             .map_err(StartError::Io)?;
         let n = self.next_file.fetch_add(1, Ordering::Relaxed);
         let files = self.side_files(n, &stdio).map_err(|e| {
@@ -337,6 +337,9 @@ impl Supervisor {
                 }
             }),
         );
+        if let Some(shell) = self.table.lock().shells.get_mut(&key) {
+            shell.watch = watch;
+        }
         let table = self.table.clone();
         let on_end = self.on_end.clone();
         let terminal_io = terminal.as_ref().map(|(_, t)| ((), t.clone()));
@@ -406,6 +409,19 @@ impl Supervisor {
         inner.name(key, id.clone());
         register(&inner.shells[&key], key);
         Settled::Moved { id, output }
+    }
+
+    /// Done with the output file of `shell`, a settled foreground command
+    /// whose result has been read: removed, or kept for the next command
+    /// when nothing can write it any more (`OutputDir::retire`). A
+    /// terminal's file is always removed: its I/O thread may still hold it.
+    pub(crate) fn retire_output(&self, shell: &Shell) {
+        if shell.interactive {
+            let _ = std::fs::remove_file(&shell.output);
+            return;
+        }
+        self.outdir
+            .retire(&shell.output, || cap::release_if_sole(shell.watch));
     }
 
     /// Moves the read cursor of shell `key` on by `by` bytes.

@@ -218,3 +218,30 @@ pub fn read_pid(file: &std::path::Path) -> u32 {
     );
     pid
 }
+
+/// The prefix of a spare output file: an emptied file kept for the next
+/// foreground command (hidden, at most four).
+pub const SPARE_PREFIX: &str = ".spare-";
+
+/// The names in output directory `dir`, less its spare files, which are
+/// checked to be empty and few.
+pub fn output_files(dir: &std::path::Path) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut spares = 0;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return names;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(SPARE_PREFIX) {
+            spares += 1;
+            let len = e.metadata().map(|m| m.len()).unwrap_or(0);
+            assert_eq!(len, 0, "spare file {name} is not empty");
+        } else {
+            names.push(name);
+        }
+    }
+    assert!(spares <= 4, "{spares} spare files in {}", dir.display());
+    names.sort();
+    names
+}

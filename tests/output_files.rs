@@ -1,0 +1,161 @@
+//! A foreground command's output file, once its result is read: reused for
+//! the next command when nothing can write it any more (a "spare"), else
+//! removed. Real commands; the inode a command writes to is read from
+//! inside it (`stat -L /proc/self/fd/1`).
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::json;
+
+/// The inode of the file a command's stdout is, printed by the command on
+/// its last line after `text`.
+const SHOW_INODE: &str = "stat -Lc %i /proc/self/fd/1";
+
+/// Whether this machine grants file leases, which the reuse is decided by.
+fn leases_enabled() -> bool {
+    std::fs::read_to_string("/proc/sys/fs/leases-enable").map_or(true, |s| s.trim() == "1")
+}
+
+/// Runs `command` in the foreground; returns its output's lines.
+fn run(tools: &bashtools::BashTools, command: &str) -> Vec<String> {
+    let r = bash(tools, json!({ "command": command }));
+    assert!(!r.is_error, "{command}: {}", r.text);
+    r.text.lines().map(str::to_string).collect()
+}
+
+/// The last line of a command that ended with [`SHOW_INODE`].
+fn inode(lines: &[String]) -> u64 {
+    lines
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no inode in {lines:?}"))
+}
+
+#[test]
+fn a_finished_commands_file_is_emptied_and_reused_by_the_next() {
+    let tools = tools();
+    let first = run(&tools, &format!("echo first; {SHOW_INODE}"));
+    assert_eq!(first[0], "first");
+    let second = run(&tools, &format!("echo second; {SHOW_INODE}"));
+    // Only its own output: the reused file was emptied.
+    assert_eq!(second.len(), 2, "{second:?}");
+    assert_eq!(second[0], "second");
+    if leases_enabled() {
+        assert_eq!(inode(&first), inode(&second), "the file was not reused");
+    } else {
+        eprintln!("file leases are off here (fs.leases-enable=0): checking the fallback");
+    }
+    // Between commands no output file is left, only empty spares.
+    assert!(output_files(tools.output_directory()).is_empty());
+    let dir = tools.output_directory().to_path_buf();
+    drop(tools);
+    assert!(!dir.exists(), "the spares went with the directory");
+}
+
+#[test]
+fn a_file_a_leftover_process_still_holds_is_not_reused() {
+    let tools = tools();
+    let scratch = Scratch::new("held");
+    let stop = scratch.0.join("stop");
+    // The subshell keeps the command's stdout open after the command ends.
+    let lingering = run(
+        &tools,
+        &format!(
+            "(while [ ! -e {stop} ]; do sleep 0.02; done; echo late) & echo $!; {SHOW_INODE}",
+            stop = stop.display()
+        ),
+    );
+    let pid: u32 = lingering[0].trim().parse().unwrap();
+    let next = run(&tools, &format!("echo next; {SHOW_INODE}"));
+    assert_eq!(next[0], "next");
+    assert_ne!(
+        inode(&lingering),
+        inode(&next),
+        "a file still open for writing was reused"
+    );
+    std::fs::write(&stop, "").unwrap();
+    wait_until("the leftover process has ended", || {
+        !Path::new(&format!("/proc/{pid}")).exists()
+    });
+    // What it wrote last went to its own file, never to a later result.
+    let after = run(&tools, &format!("echo after; {SHOW_INODE}"));
+    assert!(!after.iter().any(|l| l == "late"), "{after:?}");
+    assert_eq!(after[0], "after");
+    assert!(output_files(tools.output_directory()).is_empty());
+    assert!(zombie_children().is_empty());
+}
+
+#[test]
+fn the_output_cap_holds_on_a_reused_file() {
+    let cap = 100_000;
+    let tools = builder().max_output_bytes(cap).build().unwrap();
+    for round in 0..3 {
+        // A quick command leaves a spare; the next one gets it.
+        run(&tools, "true");
+        let r = bash(
+            &tools,
+            json!({"command": "while :; do head -c 65536 /dev/zero | tr '\\0' a; done"}),
+        );
+        assert!(
+            r.text.contains(&format!("{cap} bytes (max_output_bytes)")),
+            "round {round}: {}",
+            &r.text[r.text.len().saturating_sub(300)..]
+        );
+    }
+    assert!(output_files(tools.output_directory()).is_empty());
+    assert!(zombie_children().is_empty());
+}
+
+#[test]
+fn a_command_that_replaced_its_output_file_never_has_another_file_emptied() {
+    let tools = tools();
+    let scratch = Scratch::new("victim");
+    for how in ["ln -f", "ln -sf"] {
+        let victim = scratch.0.join(format!("victim-{}", how.len()));
+        std::fs::write(&victim, "precious\n").unwrap();
+        // The command puts a link to the victim where its output file was.
+        let r = bash(
+            &tools,
+            json!({"command": format!(
+                "p=$(readlink /proc/$$/fd/1); {how} {} \"$p\"",
+                victim.display()
+            )}),
+        );
+        assert!(!r.is_error, "{how}: {}", r.text);
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "precious\n",
+            "{how}: the victim was emptied"
+        );
+        // Its link in the output directory was removed, nothing more.
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(std::fs::metadata(&victim).unwrap().nlink(), 1, "{how}");
+        assert!(output_files(tools.output_directory()).is_empty(), "{how}");
+        // And the next command's output is its own.
+        assert_eq!(run(&tools, "echo own"), ["own"], "{how}");
+    }
+}
+
+/// A directory of the test's own, removed at the end.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!(
+            "bashtools-output-files-{tag}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
