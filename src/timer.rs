@@ -85,13 +85,19 @@ pub(crate) fn at(at: Instant, job: impl FnOnce() + Send + 'static) {
     let mut guard = t.heap.lock();
     guard.1 += 1;
     let seq = guard.1;
+    // The thread sleeps until the earliest entry: only a new earliest one
+    // changes that (a foreground call's timeout, 2 minutes out, does not,
+    // and is not worth a wake-up on every call).
+    let earliest = guard.0.peek().map_or(true, |Reverse(e)| at < e.at);
     guard.0.push(Reverse(Entry {
         at,
         seq,
         job: Box::new(job),
     }));
     drop(guard);
-    t.changed.notify_one();
+    if earliest {
+        t.changed.notify_one();
+    }
 }
 
 fn run() {

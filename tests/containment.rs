@@ -459,6 +459,64 @@ fn a_host_that_ignores_sigchld_keeps_its_auto_reaping_and_commands_complete() {
 /// A command that needed SIGKILL (`cgroup.kill` in cgroup mode) does not
 /// take the next commands with it: each gets a cgroup of its own (a reused
 /// one killed the next command put in it). Checked in whichever mode runs.
+/// The cgroup line (`0::PATH`) of a command run in the foreground.
+fn cell_of(tools: &BashTools, command: &str) -> String {
+    let r = bash(
+        tools,
+        json!({"command": format!("{command}; cat /proc/self/cgroup")}),
+    );
+    assert!(!r.is_error, "{}", r.text);
+    r.text
+        .lines()
+        .find(|l| l.starts_with("0::"))
+        .unwrap_or_else(|| panic!("no cgroup line: {}", r.text))
+        .to_string()
+}
+
+#[test]
+fn an_empty_cell_is_reused_but_never_one_that_was_killed() {
+    let Some(tools) = cgroup_tools() else {
+        return;
+    };
+    // A command whose cell emptied hands it on to a later one (the next,
+    // or the one after it when the next starts before the cell is handed
+    // back).
+    let cells: Vec<String> = (0..8).map(|_| cell_of(&tools, "true")).collect();
+    let distinct: std::collections::HashSet<&String> = cells.iter().collect();
+    assert!(
+        distinct.len() < cells.len(),
+        "no cell was reused: {cells:?}"
+    );
+    // A cell that `cgroup.kill` emptied is removed instead: a process put
+    // in a cell the kernel is still killing in would be killed too.
+    let r = bash(
+        &tools,
+        json!({"command": "trap '' TERM; cat /proc/self/cgroup; while :; do sleep 1; done", "run_in_background": true}),
+    );
+    let id = id_of(&r);
+    let mut killed = String::new();
+    wait_until("the background command has printed its cell", || {
+        let r = tools.bash_output(&json!({"bash_id": id}));
+        if let Some(l) = r.text.lines().find(|l| l.starts_with("0::")) {
+            killed = l.to_string();
+        }
+        !killed.is_empty()
+    });
+    let pgids = tools.background_pids();
+    let r = tools.kill_shell(&json!({"shell_id": id}));
+    assert!(!r.is_error, "{r:?}");
+    assert_gone(&pgids);
+    for _ in 0..3 {
+        let cell = cell_of(&tools, "echo alive");
+        assert_ne!(cell, killed, "a killed cell was reused");
+    }
+    let killed_dir = tools
+        .cgroup()
+        .unwrap()
+        .join(killed.rsplit('/').next().unwrap());
+    wait_until("the killed cell is removed", || !killed_dir.exists());
+}
+
 #[test]
 fn commands_after_one_stopped_by_sigkill_run_normally() {
     let tools = builder()
@@ -482,6 +540,9 @@ fn commands_after_one_stopped_by_sigkill_run_normally() {
         let r = tools.kill_shell(&json!({"shell_id": id}));
         assert!(!r.is_error, "{r:?}");
         assert_gone(&pgids);
+        // A foreground command right after it runs to its end.
+        let r = bash(&tools, json!({"command": "echo after"}));
+        assert_eq!(r.text, "after", "round {round}");
     }
 }
 

@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -61,8 +62,13 @@ impl Drop for Entry {
 
 /// Where one command is held.
 enum Hold {
-    /// Its cgroup; `exited` once its leader is reaped.
-    Cell { cell: Cell, exited: bool },
+    /// Its cgroup; `exited` once its leader is reaped; `killed` once
+    /// `cgroup.kill` was written (such a cell is never reused).
+    Cell {
+        cell: Cell,
+        exited: bool,
+        killed: bool,
+    },
     /// Its session id (= group id = leader pid; 0 until spawned).
     Session { sid: u32, exited: bool },
 }
@@ -85,9 +91,11 @@ pub(crate) struct CellEntry {
 pub(crate) struct Contain {
     jail: Option<Jail>,
     holds: Mutex<Holds>,
-    /// A cell made ahead, never used: the next command's, so making one is
-    /// off the path of a command's start (see [`Contain::make_spare`]).
-    spare: Mutex<Option<(Cell, File)>>,
+    /// Empty cells for the next commands, so making one is off the path
+    /// of a command's start: one made ahead ([`Contain::make_spare`]), and
+    /// those of ended commands that emptied without `cgroup.kill` (see
+    /// [`LeaderEnded::finish`]), at most [`SPARE_CELLS`].
+    spare: Spares,
     /// Stops what is left if the owner dies (`None` if it could not start).
     /// Held only for its socket: dropped last, after the jail is gone.
     _keeper: Option<Keeper>,
@@ -96,6 +104,13 @@ pub(crate) struct Contain {
     /// `MARK_VAR=mark`, as it appears in `/proc/PID/environ`.
     mark_entry: Vec<u8>,
 }
+
+/// Empty cells kept for reuse, each open for `clone3`.
+type Spares = Arc<Mutex<Vec<(Cell, File)>>>;
+
+/// How many empty cells are kept: with two, commands run one after another
+/// never make or remove a cell (one is in use while the other waits).
+const SPARE_CELLS: usize = 2;
 
 /// The variable that marks the processes of one owner's commands.
 const MARK_VAR: &str = "BASHTOOLS_OWNER";
@@ -130,7 +145,7 @@ impl Contain {
         Contain {
             jail,
             holds: Mutex::new(Holds::default()),
-            spare: Mutex::new(None),
+            spare: Arc::new(Mutex::new(Vec::new())),
             _keeper: keeper,
             mark,
             mark_entry,
@@ -163,13 +178,11 @@ impl Contain {
     /// command to its session.
     pub(crate) fn enter(&self, key: u64) -> Entering {
         self.prune_cells();
-        let spare = self.spare.lock().take();
+        let spare = self.spare.lock().pop();
         let cell = self.jail.as_ref().and_then(|j| {
             if let Some((cell, file)) = spare {
                 return Some((cell, file, j));
             }
-            // A new cell each time: a cell reused after `cgroup.kill` was
-            // seen to kill the next command put in it.
             let (cell, file) = new_cell(j)?;
             Some((cell, file, j))
         });
@@ -189,6 +202,7 @@ impl Contain {
                         hold: Hold::Cell {
                             cell,
                             exited: false,
+                            killed: false,
                         },
                         on_gone: None,
                     },
@@ -211,26 +225,18 @@ impl Contain {
         }
     }
 
-    /// Makes the next command's cell now, if there is none: called once a
+    /// Makes the next command's cell now, if none is spare: called once a
     /// command has started, while its caller would only wait, so the
-    /// `mkdir` is not on the way of the next start. A spare cell never
-    /// held a process (unlike a reused one, it has never been killed).
+    /// `mkdir` is not on the way of the next start.
     pub(crate) fn make_spare(&self) {
         let Some(jail) = &self.jail else {
             return;
         };
-        if self.spare.lock().is_some() {
+        if !self.spare.lock().is_empty() {
             return;
         }
-        let made = new_cell(jail);
-        let mut spare = self.spare.lock();
-        match (spare.is_none(), made) {
-            (true, made) => *spare = made,
-            (false, Some((cell, _))) => {
-                drop(spare);
-                let _ = cell.remove();
-            }
-            (false, None) => {}
+        if let Some((cell, file)) = new_cell(jail) {
+            keep_or_remove(&self.spare, cell, file);
         }
     }
 
@@ -268,11 +274,12 @@ impl Contain {
             return LeaderEnded {
                 gone: None,
                 on_gone: Some(on_gone),
+                spare: None,
             };
         };
         entry.on_gone = Some(on_gone);
         let (lingers, session) = match &mut entry.hold {
-            Hold::Cell { cell, exited } => {
+            Hold::Cell { cell, exited, .. } => {
                 *exited = true;
                 (cell.populated(), false)
             }
@@ -294,6 +301,7 @@ impl Contain {
         LeaderEnded {
             gone,
             on_gone: None,
+            spare: self.jail.as_ref().map(|_| self.spare.clone()),
         }
     }
 
@@ -301,7 +309,9 @@ impl Contain {
     pub(crate) fn lingers(&self, key: u64) -> bool {
         let holds = self.holds.lock();
         match holds.by_key.get(&key).map(|e| &e.hold) {
-            Some(Hold::Cell { cell, exited: true }) => cell.populated(),
+            Some(Hold::Cell {
+                cell, exited: true, ..
+            }) => cell.populated(),
             Some(&Hold::Session { sid, exited: true }) if sid != 0 => {
                 drop(holds);
                 !group::lingering(&[sid].into(), &self.mark_entry).is_empty()
@@ -379,9 +389,12 @@ impl Contain {
 
     /// SIGKILL to every member of the cells of `keys`.
     pub(crate) fn kill(&self, keys: &[u64]) {
-        let holds = self.holds.lock();
+        let mut holds = self.holds.lock();
         for k in keys {
-            if let Some(Hold::Cell { cell, .. }) = holds.by_key.get(k).map(|e| &e.hold) {
+            if let Some(Hold::Cell { cell, killed, .. }) =
+                holds.by_key.get_mut(k).map(|e| &mut e.hold)
+            {
+                *killed = true;
                 cell.kill();
             }
         }
@@ -414,7 +427,9 @@ impl Contain {
         let mut holds = self.holds.lock();
         for k in keys {
             let done = match holds.by_key.get(k).map(|e| &e.hold) {
-                Some(Hold::Cell { cell, exited: true }) => cell.remove().is_ok(),
+                Some(Hold::Cell {
+                    cell, exited: true, ..
+                }) => cell.remove().is_ok(),
                 Some(Hold::Session { exited: true, .. }) => true,
                 _ => false,
             };
@@ -434,7 +449,9 @@ impl Contain {
     /// Removes the cells that emptied since their leader ended.
     fn prune_cells(&self) {
         let gone = self.take(|h| match h {
-            Hold::Cell { cell, exited: true } => !cell.populated() && cell.remove().is_ok(),
+            Hold::Cell {
+                cell, exited: true, ..
+            } => !cell.populated() && cell.remove().is_ok(),
             _ => false,
         });
         drop(gone);
@@ -490,6 +507,9 @@ impl Contain {
 pub(crate) struct LeaderEnded {
     gone: Option<Entry>,
     on_gone: Option<OnGone>,
+    /// Where an empty cell that was never killed is kept for the next
+    /// command instead of being removed (cgroup mode).
+    spare: Option<Spares>,
 }
 
 impl LeaderEnded {
@@ -501,13 +521,37 @@ impl LeaderEnded {
                 sid: 0,
                 exited: true,
             };
-            if let Hold::Cell { cell, .. } = std::mem::replace(&mut entry.hold, ended) {
-                let _ = cell.remove();
+            if let Hold::Cell { cell, killed, .. } = std::mem::replace(&mut entry.hold, ended) {
+                // A cell emptied by `cgroup.kill` is never reused: a
+                // process put in it while the kernel still kills in it
+                // would be killed too.
+                match (&self.spare, killed) {
+                    (Some(spare), false) if spare.lock().len() < SPARE_CELLS => match cell.open() {
+                        Ok(file) => keep_or_remove(spare, cell, file),
+                        Err(_) => {
+                            let _ = cell.remove();
+                        }
+                    },
+                    _ => {
+                        let _ = cell.remove();
+                    }
+                }
             }
         }
         if let Some(f) = self.on_gone.take() {
             f();
         }
+    }
+}
+
+/// Keeps `cell` among the spares if there is room, else removes it.
+fn keep_or_remove(spares: &Spares, cell: Cell, file: File) {
+    let mut spare = spares.lock();
+    if spare.len() < SPARE_CELLS {
+        spare.push((cell, file));
+    } else {
+        drop(spare);
+        let _ = cell.remove();
     }
 }
 
@@ -530,7 +574,7 @@ impl Drop for Contain {
     fn drop(&mut self) {
         // Every entry's on_gone runs: nothing is held any more.
         self.holds.lock().by_key.clear();
-        if let Some((cell, _)) = self.spare.lock().take() {
+        for (cell, _) in self.spare.lock().drain(..) {
             let _ = cell.remove();
         }
         if let Some(jail) = &self.jail {
