@@ -53,7 +53,10 @@ pub(crate) fn run_f<T: Send + 'static>(
         // its result was taken, nothing keeps the result in memory until the
         // timeout.
         let weak: Weak<Settle<T>> = Arc::downgrade(&state);
-        timer::at(at, move || {
+        let alive = weak.clone();
+        // Swept once the call is over: its state is then gone.
+        let live = move || alive.strong_count() > 0;
+        timer::at_while(at, live, move || {
             if let Some(state) = weak.upgrade() {
                 // Even if the `Pending` was dropped: the command must not
                 // stay an invisible foreground command.
