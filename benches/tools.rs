@@ -777,9 +777,7 @@ fn keeper(mode: &Mode) {
         wait_gone(&format!("{m}1"), Duration::from_secs(30));
         obeying.push(killed.elapsed());
         wait_gone(&m, Duration::from_secs(30));
-        while outdir.exists() && killed.elapsed() < Duration::from_secs(30) {
-            let _ = crossbeam_channel::never::<()>().recv_timeout(Duration::from_millis(1));
-        }
+        wait_removed(&outdir, killed + Duration::from_secs(30));
         all.push(killed.elapsed());
     }
     rss.sort();
@@ -850,7 +848,8 @@ fn host_to_kill(m: &str) -> ! {
     assert!(r.text.contains("running"), "{}", r.text);
     // Every one runs before the host is killed.
     while with_marker(m).len() < 4 {
-        let _ = crossbeam_channel::never::<()>().recv_timeout(Duration::from_millis(5));
+        // A process appearing signals nothing: looked for again.
+        std::thread::sleep(Duration::from_millis(5));
     }
     println!("ready");
     loop {
@@ -859,6 +858,34 @@ fn host_to_kill(m: &str) -> ! {
 }
 
 /// `VmRSS` of `pid`, KiB.
+/// Waits until directory `dir` is removed or `until`: woken by inotify on
+/// its parent (the removal is an `IN_DELETE` there), not by a timer.
+fn wait_removed(dir: &std::path::Path, until: Instant) {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
+    use std::os::fd::AsFd;
+    let inotify = Inotify::init(InitFlags::IN_CLOEXEC | InitFlags::IN_NONBLOCK).expect("inotify");
+    let parent = dir.parent().expect("a parent");
+    inotify
+        .add_watch(
+            parent,
+            AddWatchFlags::IN_DELETE | AddWatchFlags::IN_MOVED_FROM,
+        )
+        .expect("a watch");
+    // Looked at after the watch exists, so a removal in between is seen.
+    while dir.exists() {
+        let left = until.saturating_duration_since(Instant::now());
+        assert!(!left.is_zero(), "{} was never removed", dir.display());
+        let ms = left.as_millis().min(i32::MAX as u128) as i32;
+        let mut polls = [PollFd::new(inotify.as_fd(), PollFlags::POLLIN)];
+        let _ = poll(
+            &mut polls,
+            PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX),
+        );
+        let _ = inotify.read_events();
+    }
+}
+
 fn rss_of(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()

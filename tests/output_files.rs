@@ -89,6 +89,26 @@ fn a_file_a_leftover_process_still_holds_is_not_reused() {
 }
 
 #[test]
+fn a_big_file_is_deleted_not_emptied_for_reuse() {
+    let tools = tools();
+    // Past the 1 MiB a spare may hold: emptying it would free its blocks
+    // on the way of the result.
+    // The inode and its birth: a file system may give a freed inode's
+    // number to the next new file, never its birth time.
+    let show = "stat -Lc '%i %w' /proc/self/fd/1";
+    let big = run(&tools, &format!("head -c 2000000 /dev/zero; echo; {show}"));
+    let next = run(&tools, &format!("echo next; {show}"));
+    assert_ne!(big.last(), next.last(), "the big file was reused");
+    assert_eq!(next[0], "next");
+    // A small one is reused again.
+    let after = run(&tools, &format!("echo after; {show}"));
+    if leases_enabled() {
+        assert_eq!(next.last(), after.last(), "the small file was not reused");
+    }
+    assert!(output_files(tools.output_directory()).is_empty());
+}
+
+#[test]
 fn the_output_cap_holds_on_a_reused_file() {
     let cap = 100_000;
     let tools = builder().max_output_bytes(cap).build().unwrap();

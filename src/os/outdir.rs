@@ -49,6 +49,11 @@ static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 /// foreground calls at once.
 pub(crate) const MAX_SPARES: usize = 4;
 
+/// The largest file emptied for reuse: emptying a big one frees its blocks
+/// on the way of the call's result, while a deleted one is freed later,
+/// off that way, when its last descriptor closes.
+const MAX_SPARE_BYTES: u64 = 1 << 20;
+
 /// The name prefix of a spare file (hidden: `ls` does not show it).
 pub(crate) const SPARE_PREFIX: &str = ".spare-";
 
@@ -133,7 +138,11 @@ impl OutputDir {
     /// if it is the only one that has it open (the output cap, which then
     /// lets go of it).
     pub(crate) fn retire(&self, path: &Path, sole: impl FnOnce() -> Option<Option<FileId>>) {
-        if self.spares.lock().len() < MAX_SPARES {
+        // Looked at before `sole` is asked: a big file is deleted with the
+        // output cap's descriptor still open, so its blocks are freed later,
+        // when the cap lets go of it, not on the way of this call's result.
+        let small = std::fs::symlink_metadata(path).is_ok_and(|m| m.len() <= MAX_SPARE_BYTES);
+        if small && self.spares.lock().len() < MAX_SPARES {
             if let Some(file) = reusable(path, sole) {
                 let hidden = self.path.join(format!(
                     "{SPARE_PREFIX}{}",
@@ -141,8 +150,9 @@ impl OutputDir {
                 ));
                 // Emptied only if it holds something: a truncation is a
                 // change the output cap's thread is woken for.
-                let empty = file.metadata().is_ok_and(|m| m.len() == 0);
-                if (empty || file.set_len(0).is_ok()) && std::fs::rename(path, &hidden).is_ok() {
+                let len = file.metadata().map_or(u64::MAX, |m| m.len());
+                let emptied = len == 0 || (len <= MAX_SPARE_BYTES && file.set_len(0).is_ok());
+                if emptied && std::fs::rename(path, &hidden).is_ok() {
                     let mut spares = self.spares.lock();
                     if spares.len() < MAX_SPARES {
                         spares.push((hidden, file));

@@ -39,6 +39,14 @@ pub fn id_of(r: &bashtools::ToolResult) -> String {
         .unwrap_or_else(|| panic!("no task ID in {r:?}"))
 }
 
+/// The pause between two looks at a condition that nothing signals (a
+/// process appearing in `/proc`, a zombie being reaped by the library's
+/// own thread): the only timed pause the tests make, and never a wait for
+/// the condition itself, which is always looked at again with a deadline.
+pub fn poll_pause(d: Duration) {
+    std::thread::sleep(d);
+}
+
 /// Waits until `cond` holds, up to [`DEADLINE`]; panics with `what` if not.
 pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     let end = Instant::now() + DEADLINE;
@@ -46,7 +54,7 @@ pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     while !cond() {
         assert!(Instant::now() < end, "timed out waiting until {what}");
         // A condition on other processes has nothing to wake us: back off.
-        let _ = crossbeam_channel::never::<()>().recv_timeout(pause);
+        poll_pause(pause);
         pause = (pause * 2).min(Duration::from_millis(50));
     }
 }
@@ -152,7 +160,7 @@ pub fn wait_any_exit(pids: &[u32], until: Instant) {
     if let Ok(n) = nix::poll::poll(&mut polls, timeout) {
         if n as usize == polls.len() {
             // Every one has exited: what is left are zombies of ours.
-            let _ = crossbeam_channel::never::<()>().recv_timeout(Duration::from_millis(5));
+            poll_pause(Duration::from_millis(5));
         }
     }
 }

@@ -100,7 +100,8 @@ pub fn wait_started(m: &str) {
     let end = Instant::now() + Duration::from_secs(30);
     while with_marker(m).is_empty() {
         assert!(Instant::now() < end, "the escape {m} never started");
-        let _ = crossbeam_channel::never::<()>().recv_timeout(Duration::from_millis(10));
+        // A process appearing signals nothing: looked for again.
+        crate::common::poll_pause(Duration::from_millis(10));
     }
 }
 

@@ -435,6 +435,8 @@ pub fn leader_with(parent: u32, marker: &str) -> u32 {
             Instant::now() < end,
             "no process with {marker:?} under {parent}"
         );
-        let _ = crossbeam_channel::never::<()>().recv_timeout(Duration::from_millis(10));
+        // A process appearing signals nothing: looked for again after a
+        // pause (the deadline above bounds the whole search).
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
