@@ -39,10 +39,20 @@ fn a_finished_commands_file_is_emptied_and_reused_by_the_next() {
     let tools = tools();
     let first = run(&tools, &format!("echo first; {SHOW_INODE}"));
     assert_eq!(first[0], "first");
-    let second = run(&tools, &format!("echo second; {SHOW_INODE}"));
+    // Its flags are a new file's: write-only, blocking, not appending.
+    let second = run(
+        &tools,
+        &format!("echo second; grep flags /proc/self/fdinfo/1 >&2; {SHOW_INODE}"),
+    );
     // Only its own output: the reused file was emptied.
-    assert_eq!(second.len(), 2, "{second:?}");
+    assert_eq!(second.len(), 3, "{second:?}");
     assert_eq!(second[0], "second");
+    // O_WRONLY (1), and neither O_NONBLOCK (04000)
+    // nor O_APPEND (02000): octal, as the kernel prints it.
+    let flags = second[1].trim_start_matches("flags:").trim();
+    let flags = u32::from_str_radix(flags, 8).unwrap_or_else(|_| panic!("{second:?}"));
+    assert_eq!(flags & 0o3, 1, "{second:?}");
+    assert_eq!(flags & 0o6000, 0, "{second:?}");
     if leases_enabled() {
         assert_eq!(inode(&first), inode(&second), "the file was not reused");
     } else {

@@ -219,7 +219,9 @@ pub(crate) fn sole_open(file: &File) -> bool {
 }
 
 /// `path` opened without following a symlink, if it is a regular file of
-/// one link (so emptying it empties nothing else).
+/// one link (so emptying it empties nothing else). Opened non-blocking (a
+/// FIFO put in its place must not hang the open), then blocking again: the
+/// descriptor may become a command's stdout, which must look as usual.
 fn open_own(path: &Path, write: bool) -> Option<File> {
     use std::os::unix::fs::MetadataExt;
     let file = OpenOptions::new()
@@ -229,7 +231,15 @@ fn open_own(path: &Path, write: bool) -> Option<File> {
         .open(path)
         .ok()?;
     let meta = file.metadata().ok()?;
-    (meta.file_type().is_file() && meta.nlink() == 1).then_some(file)
+    if !meta.file_type().is_file() || meta.nlink() != 1 {
+        return None;
+    }
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own; integers only.
+    let flags = unsafe { nix::libc::fcntl(fd, nix::libc::F_GETFL) };
+    let blocking = flags >= 0
+        && unsafe { nix::libc::fcntl(fd, nix::libc::F_SETFL, flags & !nix::libc::O_NONBLOCK) } == 0;
+    blocking.then_some(file)
 }
 
 /// `path` opened for writing, if nothing but this process has it open: the
