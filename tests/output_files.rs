@@ -168,24 +168,3 @@ fn a_command_that_replaced_its_output_file_never_has_another_file_emptied() {
         assert_eq!(run(&tools, "echo own"), ["own"], "{how}");
     }
 }
-
-/// A directory of the test's own, removed at the end.
-struct Scratch(std::path::PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!(
-            "bashtools-output-files-{tag}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}

@@ -525,13 +525,12 @@ impl LeaderEnded {
                 // A cell emptied by `cgroup.kill` is never reused: a
                 // process put in it while the kernel still kills in it
                 // would be killed too.
-                match (&self.spare, killed) {
-                    (Some(spare), false) if spare.lock().len() < SPARE_CELLS => match cell.open() {
-                        Ok(file) => keep_or_remove(spare, cell, file),
-                        Err(_) => {
-                            let _ = cell.remove();
-                        }
-                    },
+                let room = self
+                    .spare
+                    .as_ref()
+                    .filter(|s| !killed && s.lock().len() < SPARE_CELLS);
+                match room.map(|s| (s, cell.open())) {
+                    Some((spare, Ok(file))) => keep_or_remove(spare, cell, file),
                     _ => {
                         let _ = cell.remove();
                     }

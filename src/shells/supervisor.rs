@@ -413,13 +413,9 @@ impl Supervisor {
 
     /// Done with the output file of `shell`, a settled foreground command
     /// whose result has been read: removed, or kept for the next command
-    /// when nothing can write it any more (`OutputDir::retire`). A
-    /// terminal's file is always removed: its I/O thread may still hold it.
+    /// when nothing can write it any more (`OutputDir::retire`; a
+    /// terminal's I/O thread still holding it is such a writer).
     pub(crate) fn retire_output(&self, shell: &Shell) {
-        if shell.interactive {
-            let _ = std::fs::remove_file(&shell.output);
-            return;
-        }
         self.outdir
             .retire(&shell.output, || cap::release_if_sole(shell.watch));
     }
