@@ -14,6 +14,13 @@ use serde_json::json;
 /// its last line after `text`.
 const SHOW_INODE: &str = "stat -Lc %i /proc/self/fd/1";
 
+/// Held by each test for its whole run: a spawn on another thread holds,
+/// until its exec, a copy of the process's descriptors, which keeps the
+/// output file's writing one open after its command has ended; the file
+/// then still has a writer and is rightly not reused. Tests that count on
+/// a reuse therefore run one at a time.
+static ONE_AT_A_TIME: parking_lot::Mutex<()> = parking_lot::const_mutex(());
+
 /// Whether this machine grants file leases, which the reuse is decided by.
 fn leases_enabled() -> bool {
     std::fs::read_to_string("/proc/sys/fs/leases-enable").map_or(true, |s| s.trim() == "1")
@@ -36,6 +43,7 @@ fn inode(lines: &[String]) -> u64 {
 
 #[test]
 fn a_finished_commands_file_is_emptied_and_reused_by_the_next() {
+    let _one = ONE_AT_A_TIME.lock();
     let tools = tools();
     let first = run(&tools, &format!("echo first; {SHOW_INODE}"));
     assert_eq!(first[0], "first");
@@ -67,6 +75,7 @@ fn a_finished_commands_file_is_emptied_and_reused_by_the_next() {
 
 #[test]
 fn a_file_a_leftover_process_still_holds_is_not_reused() {
+    let _one = ONE_AT_A_TIME.lock();
     let tools = tools();
     let scratch = Scratch::new("held");
     let stop = scratch.0.join("stop");
@@ -100,6 +109,7 @@ fn a_file_a_leftover_process_still_holds_is_not_reused() {
 
 #[test]
 fn a_big_file_is_deleted_not_emptied_for_reuse() {
+    let _one = ONE_AT_A_TIME.lock();
     let tools = tools();
     // Past the 1 MiB a spare may hold: emptying it would free its blocks
     // on the way of the result.
@@ -120,6 +130,7 @@ fn a_big_file_is_deleted_not_emptied_for_reuse() {
 
 #[test]
 fn the_output_cap_holds_on_a_reused_file() {
+    let _one = ONE_AT_A_TIME.lock();
     let cap = 100_000;
     let tools = builder().max_output_bytes(cap).build().unwrap();
     for round in 0..3 {
@@ -141,6 +152,7 @@ fn the_output_cap_holds_on_a_reused_file() {
 
 #[test]
 fn a_command_that_replaced_its_output_file_never_has_another_file_emptied() {
+    let _one = ONE_AT_A_TIME.lock();
     let tools = tools();
     let scratch = Scratch::new("victim");
     for how in ["ln -f", "ln -sf"] {
