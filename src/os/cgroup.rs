@@ -34,6 +34,7 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::{DirBuilderExt, FileExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
@@ -180,7 +181,8 @@ impl Jail {
             .dir
             .join(format!("run-{}", self.next.fetch_add(1, Ordering::Relaxed)));
         DirBuilder::new().mode(0o755).create(&dir)?;
-        Ok(Cell { dir })
+        let events = File::open(dir.join("cgroup.events")).ok().map(Arc::new);
+        Ok(Cell { dir, events })
     }
 
     /// The startup file a command in a cell must be started with.
@@ -194,6 +196,7 @@ impl Jail {
     pub(crate) fn destroy(&self, deadline: Instant) {
         let whole = Cell {
             dir: self.dir.clone(),
+            events: None,
         };
         if !whole.populated() {
             return self.remove_all();
@@ -219,13 +222,18 @@ impl Jail {
 #[derive(Debug)]
 pub(crate) struct Cell {
     dir: PathBuf,
+    /// Its `cgroup.events`, open from the cell's making on (`None` if that
+    /// failed): asked at every command's end, before its caller is woken,
+    /// where an open of the file costs several times its read.
+    events: Option<Arc<File>>,
 }
 
 impl Cell {
-    /// Another handle on the same cell (a path, nothing more).
+    /// Another handle on the same cell (its path and events file).
     pub(crate) fn clone_ref(&self) -> Cell {
         Cell {
             dir: self.dir.clone(),
+            events: self.events.clone(),
         }
     }
 
@@ -246,9 +254,15 @@ impl Cell {
     /// Whether any process is in the cell (`cgroup.events`). A cell that
     /// cannot be read is taken as empty: it is gone.
     pub(crate) fn populated(&self) -> bool {
-        // One open and one read into the stack (no size query, no string
-        // grown): asked at every command's end, before its caller is woken.
-        File::open(self.dir.join("cgroup.events")).is_ok_and(|f| file_populated(&f))
+        // One read into the stack (no size query, no string grown).
+        match &self.events {
+            Some(f) => file_populated(f),
+            None => self.open_events().is_ok_and(|f| file_populated(&f)),
+        }
+    }
+
+    fn open_events(&self) -> io::Result<File> {
+        File::open(self.dir.join("cgroup.events"))
     }
 
     /// The pids in the cell now.
@@ -306,7 +320,10 @@ impl Cell {
     pub(crate) fn wait_all_empty(cells: &[&Cell], deadline: Instant) -> Vec<usize> {
         let files: Vec<Option<File>> = cells
             .iter()
-            .map(|c| File::open(c.dir.join("cgroup.events")).ok())
+            // Fresh files, not the cell's own: a wait is woken by an event
+            // its own file has not read yet, and another waiter's reads of
+            // a shared one would take that away.
+            .map(|c| c.open_events().ok())
             .collect();
         loop {
             // Read first, then poll: an event between the two is not lost,
