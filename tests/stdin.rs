@@ -67,7 +67,7 @@ fn the_input_file_is_gone_while_the_command_runs() {
     assert!(!r.is_error, "{r:?}");
     // Only the command's own output file, and its stdin a removed file.
     let lines: Vec<&str> = r.text.lines().collect();
-    assert!(lines[0].starts_with("fg-"), "{r:?}");
+    assert!(lines[0].starts_with(".fg-"), "{r:?}");
     assert!(lines[1].ends_with("(deleted)"), "{r:?}");
 }
 

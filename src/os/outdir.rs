@@ -14,14 +14,18 @@
 //! (another pid namespace sharing `/tmp`), and a lock alone is free for
 //! directories made before the lock existed.
 //!
-//! **Spare files.** A foreground command's file is not deleted when its
-//! result has been read, if nothing can write it any more: it is emptied and
-//! kept under a hidden name (`.spare-N`, at most [`MAX_SPARES`]) for the
-//! next command's output, which gets it by one `rename(2)`. Making a new
-//! file costs an inode, and on ext4 without a journal the allocator skips
-//! every inode freed in the last minutes, so with one new file per command
-//! creating one grew to a third of a millisecond within a few thousand
-//! commands (see BENCHMARKS.md). "Nothing can write it" is asked of the
+//! **Spare files.** A foreground command's file has a hidden name (`.fg-N`:
+//! it is internal until the command moves to the background, when it is
+//! renamed after its ID). It is not deleted when its result has been read,
+//! if nothing can write it any more: it is emptied and kept, under the same
+//! name (at most [`MAX_SPARES`]), for the next foreground command's output,
+//! which takes it as it is; a background command's file is a spare renamed
+//! after its ID. Making a new file costs an inode, and on ext4 without a
+//! journal the allocator skips every inode freed in the last minutes, so
+//! with one new file per command creating one grew to a third of a
+//! millisecond within a few thousand commands; a `rename(2)` there costs
+//! some 20 µs, which is why a foreground spare keeps its name (see
+//! BENCHMARKS.md). "Nothing can write it" is asked of the
 //! kernel: a write lease (`F_SETLEASE`) is granted only on a file that no
 //! other open file description refers to. The question is asked on the
 //! output cap's own read-only descriptor of the file (or on one opened for
@@ -54,8 +58,9 @@ pub(crate) const MAX_SPARES: usize = 4;
 /// off that way, when its last descriptor closes.
 const MAX_SPARE_BYTES: u64 = 1 << 20;
 
-/// The name prefix of a spare file (hidden: `ls` does not show it).
-pub(crate) const SPARE_PREFIX: &str = ".spare-";
+/// The name prefix of a foreground command's file, and so of a spare
+/// (hidden: `ls` does not show it).
+pub(crate) const FOREGROUND_PREFIX: &str = ".fg-";
 
 /// A directory of our own; removed with everything in it on drop.
 #[derive(Debug)]
@@ -66,7 +71,8 @@ pub(crate) struct OutputDir {
     /// Emptied output files kept for reuse, by their hidden path, open for
     /// writing.
     spares: Mutex<Vec<(PathBuf, File)>>,
-    next_spare: AtomicU64,
+    /// Numbers the foreground files.
+    next_foreground: AtomicU64,
 }
 
 impl OutputDir {
@@ -97,7 +103,7 @@ impl OutputDir {
             path,
             _lock: lock,
             spares: Mutex::new(Vec::new()),
-            next_spare: AtomicU64::new(0),
+            next_foreground: AtomicU64::new(0),
         })
     }
 
@@ -116,10 +122,15 @@ impl OutputDir {
         Ok((path, file))
     }
 
-    /// An output file named `name`: a spare renamed, or else a new one.
-    pub(crate) fn output_file(&self, name: &str) -> io::Result<(PathBuf, File)> {
+    /// An output file named `name`, or for a foreground command (`None`)
+    /// a hidden one of [`FOREGROUND_PREFIX`]: a spare (renamed if `name`
+    /// is given), or else a new file.
+    pub(crate) fn output_file(&self, name: Option<&str>) -> io::Result<(PathBuf, File)> {
         let spare = self.spares.lock().pop();
         if let Some((hidden, file)) = spare {
+            let Some(name) = name else {
+                return Ok((hidden, file));
+            };
             let path = self.path.join(name);
             // `renameat2(RENAME_NOREPLACE)` is not in std; the names are
             // ours and unique, so a plain rename replaces nothing.
@@ -128,7 +139,13 @@ impl OutputDir {
             }
             let _ = std::fs::remove_file(&hidden);
         }
-        self.create_file(name)
+        match name {
+            Some(name) => self.create_file(name),
+            None => {
+                let n = self.next_foreground.fetch_add(1, Ordering::Relaxed);
+                self.create_file(&format!("{FOREGROUND_PREFIX}{n}"))
+            }
+        }
     }
 
     /// Done with output file `path` (its result has been read): kept as a
@@ -142,25 +159,24 @@ impl OutputDir {
         // output cap's descriptor still open, so its blocks are freed later,
         // when the cap lets go of it, not on the way of this call's result.
         let small = std::fs::symlink_metadata(path).is_ok_and(|m| m.len() <= MAX_SPARE_BYTES);
-        if small && self.spares.lock().len() < MAX_SPARES {
+        // Only a file of ours under a foreground name: a spare keeps it.
+        let foreground = path.parent() == Some(self.path.as_path())
+            && path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(FOREGROUND_PREFIX));
+        if small && foreground && self.spares.lock().len() < MAX_SPARES {
             if let Some(file) = reusable(path, sole) {
-                let hidden = self.path.join(format!(
-                    "{SPARE_PREFIX}{}",
-                    self.next_spare.fetch_add(1, Ordering::Relaxed)
-                ));
                 // Emptied only if it holds something: a truncation is a
                 // change the output cap's thread is woken for.
                 let len = file.metadata().map_or(u64::MAX, |m| m.len());
                 let emptied = len == 0 || (len <= MAX_SPARE_BYTES && file.set_len(0).is_ok());
-                if emptied && std::fs::rename(path, &hidden).is_ok() {
+                if emptied {
                     let mut spares = self.spares.lock();
                     if spares.len() < MAX_SPARES {
-                        spares.push((hidden, file));
+                        spares.push((path.to_path_buf(), file));
                         return;
                     }
-                    drop(spares);
-                    let _ = std::fs::remove_file(&hidden);
-                    return;
                 }
             }
         }

@@ -145,16 +145,10 @@ impl Supervisor {
         stdio: Stdio,
         register: impl FnOnce(&Shell, Key),
     ) -> Result<Started, StartError> {
-        let file_name = match &new.id {
-            Some(id) => format!("{id}.output"),
-            None => format!(
-                "fg-{}.output",
-                self.next_file.fetch_add(1, Ordering::Relaxed)
-            ),
-        };
+        let file_name = new.id.as_ref().map(|id| format!("{id}.output"));
         let (path, file) = self
             .outdir
-            .output_file(&file_name)
+            .output_file(file_name.as_deref())
             .map_err(StartError::Io)?;
         let n = self.next_file.fetch_add(1, Ordering::Relaxed);
         let files = self.side_files(n, &stdio).map_err(|e| {

@@ -227,12 +227,13 @@ pub fn read_pid(file: &std::path::Path) -> u32 {
     pid
 }
 
-/// The prefix of a spare output file: an emptied file kept for the next
-/// foreground command (hidden, at most four).
-pub const SPARE_PREFIX: &str = ".spare-";
+/// The prefix of a foreground command's output file (hidden). Between
+/// commands, the only such files left are spares: emptied, kept for the
+/// next foreground command, at most four.
+pub const FOREGROUND_PREFIX: &str = ".fg-";
 
-/// The names in output directory `dir`, less its spare files, which are
-/// checked to be empty and few.
+/// The names in output directory `dir`, less its spare files (foreground
+/// ones), which are checked to be empty and few: call it between commands.
 pub fn output_files(dir: &std::path::Path) -> Vec<String> {
     let mut names = Vec::new();
     let mut spares = 0;
@@ -241,7 +242,7 @@ pub fn output_files(dir: &std::path::Path) -> Vec<String> {
     };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(SPARE_PREFIX) {
+        if name.starts_with(FOREGROUND_PREFIX) {
             spares += 1;
             let len = e.metadata().map(|m| m.len()).unwrap_or(0);
             assert_eq!(len, 0, "spare file {name} is not empty");
