@@ -180,3 +180,65 @@ fn a_command_that_replaced_its_output_file_never_has_another_file_emptied() {
         assert_eq!(run(&tools, "echo own"), ["own"], "{how}");
     }
 }
+
+/// The kernel watches this process's inotify instances hold now (the
+/// output cap's), from `/proc/self/fdinfo`.
+fn inotify_watches() -> usize {
+    let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
+        return 0;
+    };
+    fds.flatten()
+        .filter(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == "anon_inode:inotify")
+        })
+        .filter_map(|fd| {
+            std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.file_name().to_str()?)).ok()
+        })
+        .map(|info| {
+            info.lines()
+                .filter(|l| l.starts_with("inotify wd:"))
+                .count()
+        })
+        .sum()
+}
+
+#[test]
+fn ended_commands_leave_a_bounded_number_of_kernel_watches() {
+    let _one = ONE_AT_A_TIME.lock();
+    let before = inotify_watches();
+    let tools = tools();
+    // Background commands: their files stay, so the kernel never drops
+    // their watches by itself; only the cap's bound removes them.
+    let n = 300;
+    for _ in 0..n {
+        let r = bash(
+            &tools,
+            json!({"command": "true", "run_in_background": true}),
+        );
+        let id = bashtools::ShellId::from(id_of(&r));
+        let info = tools.wait(&id, DEADLINE).unwrap();
+        assert_eq!(info.exit_code(), Some(0), "{info:?}");
+    }
+    let files = output_files(tools.output_directory());
+    assert_eq!(files.len(), n, "each background file stays");
+    // At most 64 parked, at most 65 ended sessions not yet pruned (session
+    // mode), a few spares: far fewer than one per command.
+    let after = inotify_watches();
+    assert!(
+        after <= before + 64 + 65 + 4,
+        "{after} watches after {n} ended commands ({before} before)"
+    );
+    // The cap still holds on a file whose watch may be a parked one.
+    let capped = builder().max_output_bytes(100_000).build().unwrap();
+    run(&capped, "true");
+    let r = bash(
+        &capped,
+        json!({"command": "while :; do head -c 65536 /dev/zero | tr '\\0' a; done"}),
+    );
+    assert!(
+        r.text.contains("100000 bytes (max_output_bytes)"),
+        "{}",
+        &r.text[..200.min(r.text.len())]
+    );
+    assert!(zombie_children().is_empty());
+}

@@ -14,8 +14,16 @@
 //! first time one is needed, `stat`s each such file by its path every
 //! [`POLL`] (no descriptor needed). A stop for the cap is the same either
 //! way, and so is its result.
+//!
+//! A registration that ends leaves its kernel watch in place ("parked"):
+//! removing one (`inotify_rm_watch(2)`) costs the caller some tens of
+//! microseconds and the watching thread a wake-up, and it happens at every
+//! foreground command's end, on the way of its result. The file is then
+//! either deleted (the kernel drops the watch itself) or kept as a spare,
+//! whose next registration gets the same watch back. Parked watches are
+//! removed for real only beyond [`MAX_PARKED`], oldest first.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,6 +43,10 @@ const THROTTLE: Duration = Duration::from_millis(10);
 /// How often a polled file's size is looked at: what a command can write
 /// past the cap without inotify is at most its write rate times this.
 const POLL: Duration = Duration::from_millis(20);
+
+/// How many ended registrations' kernel watches are left in place (each
+/// counts towards the user's `max_user_watches`).
+const MAX_PARKED: usize = 64;
 
 /// What runs when a file passes its limit: it may block (it runs on a
 /// thread of its own), and runs at most once.
@@ -63,6 +75,11 @@ struct Cap {
     watched: Mutex<HashMap<u64, Watched>>,
     /// Registration number of each inotify watch.
     by_wd: Mutex<HashMap<WatchDescriptor, u64>>,
+    /// Kernel watches of ended registrations, oldest first. Its lock is
+    /// held around every `inotify_add_watch` and `inotify_rm_watch` (taken
+    /// before the others), so a watch removed here is never one that a
+    /// registration has just been given back.
+    parked: Mutex<VecDeque<WatchDescriptor>>,
     /// Wakes the poll thread (started at the first polled file).
     poller: OnceLock<Option<Sender<()>>>,
 }
@@ -88,6 +105,7 @@ fn cap() -> &'static Cap {
             inotify,
             watched: Mutex::new(HashMap::new()),
             by_wd: Mutex::new(HashMap::new()),
+            parked: Mutex::new(VecDeque::new()),
             poller: OnceLock::new(),
         }
     })
@@ -105,7 +123,10 @@ pub(crate) fn watch(path: &Path, limit: u64, on_over: OnOver) -> Watch {
     };
     if let Some(inotify) = &c.inotify {
         if let Ok(file) = File::open(path) {
+            let mut parked = c.parked.lock();
             if let Ok(wd) = inotify.add_watch(path, AddWatchFlags::IN_MODIFY) {
+                // The file's parked watch, if it had one, is in use again.
+                parked.retain(|p| *p != wd);
                 // Both locks, so the watcher never sees the wd without its entry.
                 let mut by_wd = c.by_wd.lock();
                 c.watched
@@ -141,23 +162,35 @@ pub(crate) fn renamed(from: &Path, to: &Path) {
     }
 }
 
-/// Stops watching (nothing can write the file any more).
+/// Stops watching (nothing can write the file any more). Its kernel watch
+/// is parked (see the module's docs).
 pub(crate) fn unwatch(watch: Watch) {
     let (Some(c), Some(id)) = (CAP.get(), watch) else {
         return;
     };
-    let mut by_wd = c.by_wd.lock();
-    let entry = c.watched.lock().remove(&id);
-    if let Some(Watched {
-        how: How::Inotify { wd, .. },
-        ..
-    }) = entry
-    {
-        by_wd.remove(&wd);
-        if let Some(inotify) = &c.inotify {
-            let _ = inotify.rm_watch(wd);
+    let mut parked = c.parked.lock();
+    let entry = {
+        let mut by_wd = c.by_wd.lock();
+        let entry = c.watched.lock().remove(&id);
+        if let Some(Watched {
+            how: How::Inotify { wd, .. },
+            ..
+        }) = &entry
+        {
+            by_wd.remove(wd);
+            parked.push_back(*wd);
         }
+        entry
+    };
+    let oldest = (parked.len() > MAX_PARKED)
+        .then(|| parked.pop_front())
+        .flatten();
+    if let (Some(wd), Some(inotify)) = (oldest, &c.inotify) {
+        let _ = inotify.rm_watch(wd);
     }
+    drop(parked);
+    // Its descriptor of the file is closed outside every lock.
+    drop(entry);
 }
 
 /// If registration `watch` holds a descriptor of its file: whether that
@@ -193,6 +226,11 @@ fn watch_forever(_keep: Sender<()>, never: Receiver<()>) {
         if let Ok(events) = inotify.read_events() {
             let mut seen = Vec::new();
             for e in events {
+                if e.mask.contains(AddWatchFlags::IN_IGNORED) {
+                    // The kernel dropped the watch (its file is gone).
+                    c.parked.lock().retain(|p| *p != e.wd);
+                    continue;
+                }
                 if !seen.contains(&e.wd) {
                     seen.push(e.wd);
                 }
@@ -247,6 +285,7 @@ fn poll_forever(woken: Receiver<()>) {
 /// Runs the callback of registration `id` if its file has passed its limit.
 fn check(c: &Cap, id: u64) {
     let over = {
+        let _parked = c.parked.lock();
         let mut by_wd = c.by_wd.lock();
         let mut watched = c.watched.lock();
         let Some(entry) = watched.get(&id) else {
