@@ -189,8 +189,15 @@ pub(crate) fn unwatch(watch: Watch) {
         let _ = inotify.rm_watch(wd);
     }
     drop(parked);
-    // Its descriptor of the file is closed outside every lock.
-    drop(entry);
+    // Its descriptor of the file is closed outside every lock, and if it
+    // was a big deleted file's last, off this thread (the reaper's).
+    if let Some(Watched {
+        how: How::Inotify { file, .. },
+        ..
+    }) = entry
+    {
+        crate::os::reclaim::close(file);
+    }
 }
 
 /// If registration `watch` holds a descriptor of its file: whether that

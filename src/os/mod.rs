@@ -15,6 +15,7 @@ pub(crate) mod lastdir;
 pub(crate) mod outdir;
 pub(crate) mod pty;
 pub(crate) mod reaper;
+pub(crate) mod reclaim;
 pub(crate) mod sandbox;
 pub(crate) mod spawn;
 pub(crate) mod spawner;

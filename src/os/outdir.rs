@@ -155,9 +155,9 @@ impl OutputDir {
     /// if it is the only one that has it open (the output cap, which then
     /// lets go of it).
     pub(crate) fn retire(&self, path: &Path, sole: impl FnOnce() -> Option<Option<FileId>>) {
-        // Looked at before `sole` is asked: a big file is deleted with the
-        // output cap's descriptor still open, so its blocks are freed later,
-        // when the cap lets go of it, not on the way of this call's result.
+        // A big file is deleted, never emptied: its blocks are then freed
+        // on the closing thread (`reclaim`), not on the way of this call's
+        // result.
         let small = std::fs::symlink_metadata(path).is_ok_and(|m| m.len() <= MAX_SPARE_BYTES);
         // Only a file of ours under a foreground name: a spare keeps it.
         let foreground = path.parent() == Some(self.path.as_path())
@@ -180,7 +180,7 @@ impl OutputDir {
                 }
             }
         }
-        let _ = std::fs::remove_file(path);
+        crate::os::reclaim::remove(path);
     }
 
     /// Removes the directory and every file in it. Idempotent.

@@ -1,0 +1,110 @@
+//! Freeing a big deleted file off the caller's way.
+//!
+//! The last close of a deleted file frees its blocks and its page cache in
+//! the closing thread: for a command that printed 1 GiB, some 200 ms,
+//! which would be spent on the way of that command's result (its file is
+//! removed once the result has been read) or, worse, on the reaper thread.
+//! Such a descriptor is handed to one thread of the process instead,
+//! started the first time one is, which only closes what it is given.
+
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::sync::OnceLock;
+
+use crossbeam_channel::Sender;
+
+/// A file is "big" past this: closing a smaller one costs little.
+const BIG: u64 = 1 << 20;
+
+static CLOSER: OnceLock<Option<Sender<File>>> = OnceLock::new();
+
+/// Closes `file` here if that is cheap (it still has a name, or is small),
+/// else on the closing thread (here too if that thread cannot start).
+pub(crate) fn close(file: File) {
+    let costly = file
+        .metadata()
+        .is_ok_and(|m| m.nlink() == 0 && m.len() > BIG);
+    if !costly {
+        return drop(file);
+    }
+    let closer = CLOSER.get_or_init(|| {
+        let (tx, rx) = crossbeam_channel::unbounded::<File>();
+        std::thread::Builder::new()
+            .name("bashtools-close".into())
+            .spawn(move || rx.iter().for_each(drop))
+            .ok()
+            .map(|_| tx)
+    });
+    match closer {
+        Some(tx) => {
+            // A send fails only if the thread is gone: the file comes back.
+            if let Err(e) = tx.send(file) {
+                drop(e.into_inner());
+            }
+        }
+        None => drop(file),
+    }
+}
+
+/// Removes the file at `path`; if it is big, its blocks are freed on the
+/// closing thread. A path that is not a regular file is only unlinked.
+pub(crate) fn remove(path: &std::path::Path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    // Opened without following a symlink and without blocking (a FIFO in
+    // its place must not hang this); only a regular file is held.
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .ok()
+        .filter(|f| f.metadata().is_ok_and(|m| m.is_file() && m.len() > BIG));
+    let _ = std::fs::remove_file(path);
+    if let Some(file) = held {
+        close(file);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// How many descriptors of this process refer to `path`, deleted.
+    fn held(path: &std::path::Path) -> usize {
+        let gone = format!("{} (deleted)", path.display());
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .flatten()
+            .filter(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == gone.as_str())
+            })
+            .count()
+    }
+
+    #[test]
+    fn a_big_deleted_file_is_closed_by_the_closing_thread() {
+        let dir = std::env::temp_dir().join(format!("bashtools-reclaim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big");
+        File::create(&path).unwrap().set_len(BIG + 1).unwrap();
+        remove(&path);
+        assert!(!path.exists());
+        assert!(
+            CLOSER.get().is_some_and(|c| c.is_some()),
+            "no closing thread was started for a big file"
+        );
+        // The thread closes it: no descriptor of ours is left on it.
+        let end = Instant::now() + Duration::from_secs(30);
+        while held(&path) > 0 {
+            assert!(Instant::now() < end, "the big file was never closed");
+            std::thread::yield_now();
+        }
+        // A small one is unlinked alike (and closed at once).
+        let small = dir.join("small");
+        std::fs::write(&small, b"x").unwrap();
+        remove(&small);
+        assert!(!small.exists());
+        assert_eq!(held(&small), 0);
+        std::fs::remove_dir(&dir).unwrap();
+    }
+}
