@@ -242,3 +242,32 @@ fn ended_commands_leave_a_bounded_number_of_kernel_watches() {
     );
     assert!(zombie_children().is_empty());
 }
+
+#[test]
+fn a_late_write_by_name_to_a_finished_file_never_reaches_the_next_result() {
+    let _one = ONE_AT_A_TIME.lock();
+    let tools = tools();
+    let scratch = Scratch::new("by-name");
+    let (go, wrote) = (scratch.0.join("go"), scratch.0.join("wrote"));
+    // A leftover process that holds nothing of the file, but knows its
+    // name, and appends to it once told to.
+    let first = run(
+        &tools,
+        &format!(
+            "p=$(readlink /proc/$$/fd/1); \
+             (while [ ! -e {go} ]; do sleep 0.02; done; echo late-write-by-name >> \"$p\"; : > {wrote}) \
+             >/dev/null 2>&1 & echo $!",
+            go = go.display(),
+            wrote = wrote.display()
+        ),
+    );
+    let pid: u32 = first[0].trim().parse().unwrap();
+    std::fs::write(&go, "").unwrap();
+    wait_until("the leftover process has written and ended", || {
+        wrote.exists() && !Path::new(&format!("/proc/{pid}")).exists()
+    });
+    // The spare it wrote to is not handed out: the next output is its own.
+    assert_eq!(run(&tools, "echo next"), ["next"]);
+    assert!(output_files(tools.output_directory()).is_empty());
+    assert!(zombie_children().is_empty());
+}

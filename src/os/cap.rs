@@ -200,16 +200,26 @@ pub(crate) fn unwatch(watch: Watch) {
     }
 }
 
-/// If registration `watch` holds a descriptor of its file: whether that
-/// is the file's one open file description (`outdir::sole_open`), and if
-/// so the registration ends and the file's identity is returned. `None`
-/// when it holds none (polled, or already ended): the caller must ask.
+/// Whether registration `watch`'s file has one open file description
+/// (`outdir::sole_open`), asked on the registration's own descriptor (or,
+/// polled, on one opened here); if so the registration ends and the
+/// file's identity is returned. `None` when it has ended already: the
+/// caller must ask.
 pub(crate) fn release_if_sole(watch: Watch) -> Option<Option<FileId>> {
     let (c, id) = (CAP.get()?, watch?);
     let mut by_wd = c.by_wd.lock();
     let mut watched = c.watched.lock();
-    let How::Inotify { wd, file } = &watched.get(&id)?.how else {
-        return None;
+    let (wd, file) = match &watched.get(&id)?.how {
+        How::Inotify { wd, file } => (wd, file),
+        How::Poll { path } => {
+            // Ended here if sole: polled on, it would look at whatever
+            // file is at this path next (a spare keeps its name).
+            let Some(fid) = sole_at(path) else {
+                return Some(None);
+            };
+            watched.remove(&id);
+            return Some(fid);
+        }
     };
     if !sole_open(file) {
         return Some(None);
@@ -222,6 +232,18 @@ pub(crate) fn release_if_sole(watch: Watch) -> Option<Option<FileId>> {
     watched.remove(&id);
     by_wd.remove(&wd);
     Some(fid)
+}
+
+/// The identity of the file at `path` if it has one open file description
+/// (the one opened here, without following a symlink); `None` if not.
+fn sole_at(path: &Path) -> Option<Option<FileId>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    sole_open(&file).then(|| file_id(&file))
 }
 
 fn watch_forever(_keep: Sender<()>, never: Receiver<()>) {

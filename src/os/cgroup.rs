@@ -22,9 +22,11 @@
 //!   `0` to the cell's `cgroup.procs` and then restores the user's own
 //!   `BASH_ENV` (glibc 2.36's `posix_spawn` cannot place a child in a
 //!   cgroup).
-//! - Cells are never reused (one reused after `cgroup.kill` was seen to
-//!   kill the next command put in it); the next command's cell is made
-//!   ahead, while the current one runs (`contain.rs`).
+//! - A cell emptied by `cgroup.kill` is never reused (one was seen to
+//!   kill the next command put in it); one that emptied by itself may be,
+//!   and the next command's cell is made ahead, while the current one runs
+//!   (`contain.rs`). Each cell keeps its `cgroup.events` open: one
+//!   descriptor per live or spare cell.
 
 use std::collections::HashSet;
 use std::ffi::OsString;

@@ -127,7 +127,7 @@ impl OutputDir {
     /// is given), or else a new file.
     pub(crate) fn output_file(&self, name: Option<&str>) -> io::Result<(PathBuf, File)> {
         let spare = self.spares.lock().pop();
-        if let Some((hidden, file)) = spare {
+        if let Some((hidden, file)) = spare.and_then(still_spare) {
             let Some(name) = name else {
                 return Ok((hidden, file));
             };
@@ -180,7 +180,11 @@ impl OutputDir {
                 }
             }
         }
-        crate::os::reclaim::remove(path);
+        if small {
+            let _ = std::fs::remove_file(path);
+        } else {
+            crate::os::reclaim::remove(path);
+        }
     }
 
     /// Removes the directory and every file in it. Idempotent.
@@ -232,6 +236,25 @@ pub(crate) fn sole_open(file: &File) -> bool {
         unsafe { nix::libc::fcntl(fd, nix::libc::F_SETLEASE, nix::libc::F_UNLCK) };
     }
     sole
+}
+
+/// A spare as it was kept: still empty, and still the file at its name.
+/// A process the command left can reopen its old output file by name and
+/// write to it after the file was emptied; such a spare is removed, not
+/// handed out.
+fn still_spare((path, file): (PathBuf, File)) -> Option<(PathBuf, File)> {
+    use std::os::unix::fs::MetadataExt;
+    let same = match (file.metadata(), std::fs::symlink_metadata(&path)) {
+        (Ok(meta), Ok(named)) => {
+            meta.len() == 0 && (named.dev(), named.ino()) == (meta.dev(), meta.ino())
+        }
+        _ => false,
+    };
+    if same {
+        return Some((path, file));
+    }
+    let _ = std::fs::remove_file(&path);
+    None
 }
 
 /// `path` opened without following a symlink, if it is a regular file of
