@@ -362,6 +362,19 @@ fn containment_true(mode: &Mode) {
     row("paired, containment off", "", "", &paired(pb), "<= 1.10x");
 }
 
+/// The baseline of a command's output: `bash -c 'CMD > file'` through std,
+/// timed; the file is removed after.
+fn raw_into(cmd: &str, file: &std::path::Path) -> Duration {
+    let s = Instant::now();
+    Command::new("bash")
+        .args(["-c", &format!("{cmd} > {}", file.display())])
+        .status()
+        .unwrap();
+    let took = s.elapsed();
+    let _ = std::fs::remove_file(file);
+    took
+}
+
 /// A command printing 1 GiB (a quarter in quick mode), beside `bash -c 'CMD > file'`.
 fn one_gib(mode: &Mode) {
     let bytes: u64 = if mode.quick { 256 << 20 } else { 1 << 30 };
@@ -388,13 +401,7 @@ fn one_gib(mode: &Mode) {
                 &r.text[..100]
             );
         } else {
-            let s = Instant::now();
-            Command::new("bash")
-                .args(["-c", &format!("{cmd} > {}", file.display())])
-                .status()
-                .unwrap();
-            base.push(s.elapsed());
-            let _ = std::fs::remove_file(&file);
+            base.push(raw_into(&cmd, &file));
         }
     }
     let (o, b) = (stats(ours), stats(base));
@@ -1033,13 +1040,7 @@ fn pty_throughput(mode: &Mode) {
         ours.push(s.elapsed());
         let size = std::fs::metadata(info.output_file()).unwrap().len();
         assert_eq!(size, bytes, "all of it reached the file");
-        let s = Instant::now();
-        Command::new("bash")
-            .args(["-c", &format!("{cmd} > {}", file.display())])
-            .status()
-            .unwrap();
-        base.push(s.elapsed());
-        let _ = std::fs::remove_file(&file);
+        base.push(raw_into(&cmd, &file));
     }
     let (o, b, f) = (stats(ours), stats(base), stats(floor));
     let rate = |d: Duration| format!("{:.0} MB/s", bytes as f64 / d.as_secs_f64() / 1e6);
