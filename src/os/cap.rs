@@ -34,7 +34,7 @@ use crossbeam_channel::{Receiver, Sender};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
 use parking_lot::Mutex;
 
-use crate::os::outdir::{file_id, sole_open, FileId};
+use crate::os::outdir::{file_id, open_own, sole_open, FileId};
 
 /// The longest a file is left unchecked while it grows; what a command can
 /// write past the cap is at most its write rate times this.
@@ -235,14 +235,9 @@ pub(crate) fn release_if_sole(watch: Watch) -> Option<Option<FileId>> {
 }
 
 /// The identity of the file at `path` if it has one open file description
-/// (the one opened here, without following a symlink); `None` if not.
+/// (the one opened here, see `outdir::open_own`); `None` if not.
 fn sole_at(path: &Path) -> Option<Option<FileId>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
+    let file = open_own(path, false)?;
     sole_open(&file).then(|| file_id(&file))
 }
 

@@ -261,7 +261,7 @@ fn still_spare((path, file): (PathBuf, File)) -> Option<(PathBuf, File)> {
 /// one link (so emptying it empties nothing else). Opened non-blocking (a
 /// FIFO put in its place must not hang the open), then blocking again: the
 /// descriptor may become a command's stdout, which must look as usual.
-fn open_own(path: &Path, write: bool) -> Option<File> {
+pub(crate) fn open_own(path: &Path, write: bool) -> Option<File> {
     use std::os::unix::fs::MetadataExt;
     let file = OpenOptions::new()
         .read(!write)
