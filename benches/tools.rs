@@ -43,8 +43,9 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     type Case = (&'static str, fn(&Mode));
-    let cases: [Case; 14] = [
+    let cases: [Case; 15] = [
         ("true", fg_true),
+        ("launcher", launcher_true),
         ("cwd", persist_cwd_true),
         ("sandbox", sandbox_true),
         ("contain", containment_true),
@@ -236,9 +237,90 @@ fn fg_true(mode: &Mode) {
     row("paired", "", "", &format!("{paired:.3}x"), "<= 1.10x");
 }
 
+/// The one launcher: foreground `true` in session mode, in cgroup mode,
+/// and in cgroup mode with the sandbox, interleaved with a raw
+/// `posix_spawn` of `bash -c true` (std's `Command`, which uses it on
+/// glibc), the order turning each round; paired ratios to the raw spawn.
+fn launcher_true(mode: &Mode) {
+    let n = mode.n(1000, 150);
+    let dir = std::env::temp_dir();
+    std::env::set_var("BASHTOOLS_CONTAINMENT", "session");
+    let session = BashTools::builder()
+        .working_directory(&dir)
+        .build()
+        .expect("tools");
+    std::env::remove_var("BASHTOOLS_CONTAINMENT");
+    let cgroup = BashTools::builder()
+        .working_directory(&dir)
+        .build()
+        .expect("tools");
+    let sandboxed = BashTools::builder()
+        .working_directory(&dir)
+        .sandbox(Sandbox::new().best_effort(true))
+        .build()
+        .expect("tools");
+    let status = sandboxed.sandbox_status().expect("a sandbox status");
+    let input = json!({"command": "true"});
+    let raw = || {
+        Command::new("bash").args(["-c", "true"]).status().unwrap();
+    };
+    let kinds: [&dyn Fn(); 4] = [
+        &raw,
+        &|| assert!(!session.bash(&input, &me()).is_error),
+        &|| assert!(!cgroup.bash(&input, &me()).is_error),
+        &|| assert!(!sandboxed.bash(&input, &me()).is_error),
+    ];
+    for _ in 0..n / 10 {
+        kinds.iter().for_each(|k| k());
+    }
+    let mut times: [Vec<Duration>; 4] = Default::default();
+    for i in 0..n {
+        for k in 0..4 {
+            let kind = (i + k) % 4;
+            let s = Instant::now();
+            kinds[kind]();
+            times[kind].push(s.elapsed());
+        }
+    }
+    let paired: Vec<f64> = (1..4).map(|k| paired_ratio(&times[k], &times[0])).collect();
+    let [base, session_t, cgroup_t, sandbox_t] = times.map(stats);
+    header(&format!(
+        "the launcher: foreground `true` beside a raw posix_spawn of `bash -c true`, {n} times \
+         (cgroup mode: {:?}; sandbox: {status})",
+        cgroup.containment()
+    ));
+    versus(
+        "median, sessions",
+        session_t.median,
+        base.median,
+        "<= 1.10x",
+    );
+    versus("median, cgroups", cgroup_t.median, base.median, "<= 1.15x");
+    versus(
+        "median, cgroups + sandbox",
+        sandbox_t.median,
+        base.median,
+        "<= 1.20x",
+    );
+    versus("p99, sessions", session_t.p99, base.p99, "");
+    versus("p99, cgroups", cgroup_t.p99, base.p99, "");
+    versus("p99, cgroups + sandbox", sandbox_t.p99, base.p99, "");
+    let r = |x: f64| format!("{x:.3}x");
+    row("paired, sessions", "", "", &r(paired[0]), "<= 1.10x");
+    row("paired, cgroups", "", "", &r(paired[1]), "<= 1.15x");
+    row(
+        "paired, cgroups + sandbox",
+        "",
+        "",
+        &r(paired[2]),
+        "<= 1.20x",
+    );
+}
+
 /// Foreground `bash` of `true` in a Landlock sandbox, beside the same
-/// without one: what the restricted spawner thread (two channel hops) and
-/// the kernel's checks on every path a sandboxed bash opens add.
+/// without one: what the child's restrictions (capabilities, seccomp,
+/// `landlock_restrict_self`) and the kernel's checks on every path a
+/// sandboxed bash opens add.
 fn sandbox_true(mode: &Mode) {
     let n = mode.n(1000, 150);
     let dir = std::env::temp_dir();

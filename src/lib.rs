@@ -101,15 +101,11 @@
 //! other (one way: leaves, `os`, `shells`, mechanisms, `api`, `tools`, `mcp`).
 
 #![warn(missing_docs)]
-// The minimum Rust is 1.77 (the `landlock` crate's), which has `c"…"`
-// literals; `os/spawn.rs` still spells them as `b"…\0"`, to be changed
-// with its next rewrite.
-#![allow(clippy::manual_c_str_literals)]
 
 #[cfg(not(target_os = "linux"))]
 compile_error!(
-    "bashtools supports Linux only: it is built on pidfds, inotify, /proc and \
-     posix_spawn_file_actions_addchdir_np, which other systems do not have in this form"
+    "bashtools supports Linux only: it is built on clone3, cgroups, Landlock, pidfds, \
+     inotify and /proc, which other systems do not have in this form"
 );
 
 // Leaves: import nothing of the layers below.

@@ -237,9 +237,9 @@ fn a_command_runs_in_a_cgroup_of_its_own_under_the_owners() {
     let jail = tools.cgroup().unwrap().to_path_buf();
     let r = bash(
         &tools,
-        json!({"command": "cat /proc/self/cgroup; echo \"[$BASH_ENV]\""}),
+        json!({"command": format!("{}; echo \"[$BASH_ENV]\"", print_cell(&jail))}),
     );
-    let line = r.text.lines().find(|l| l.starts_with("0::")).unwrap();
+    let line = r.text.lines().find(|l| l.starts_with("cell:")).unwrap();
     let name = jail.file_name().unwrap().to_str().unwrap();
     assert!(line.contains(&format!("/{name}/run-")), "{}", r.text);
     assert!(
@@ -463,12 +463,12 @@ fn a_host_that_ignores_sigchld_keeps_its_auto_reaping_and_commands_complete() {
 fn cell_of(tools: &BashTools, command: &str) -> String {
     let r = bash(
         tools,
-        json!({"command": format!("{command}; cat /proc/self/cgroup")}),
+        json!({"command": format!("{command}; {}", print_cell(&tools.cgroup().unwrap()))}),
     );
     assert!(!r.is_error, "{}", r.text);
     r.text
         .lines()
-        .find(|l| l.starts_with("0::"))
+        .find(|l| l.starts_with("cell:"))
         .unwrap_or_else(|| panic!("no cgroup line: {}", r.text))
         .to_string()
 }
@@ -491,13 +491,13 @@ fn an_empty_cell_is_reused_but_never_one_that_was_killed() {
     // in a cell the kernel is still killing in would be killed too.
     let r = bash(
         &tools,
-        json!({"command": "trap '' TERM; cat /proc/self/cgroup; while :; do sleep 1; done", "run_in_background": true}),
+        json!({"command": format!("trap '' TERM; {}; while :; do sleep 1; done", print_cell(&tools.cgroup().unwrap())), "run_in_background": true}),
     );
     let id = id_of(&r);
     let mut killed = String::new();
     wait_until("the background command has printed its cell", || {
         let r = tools.bash_output(&json!({"bash_id": id}));
-        if let Some(l) = r.text.lines().find(|l| l.starts_with("0::")) {
+        if let Some(l) = r.text.lines().find(|l| l.starts_with("cell:")) {
             killed = l.to_string();
         }
         !killed.is_empty()

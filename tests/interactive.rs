@@ -432,7 +432,8 @@ fn the_end_of_an_interactive_shell_is_notified() {
 #[test]
 fn containment_holds_an_interactive_shell() {
     let t = interactive();
-    let (id, first) = start(&t, "echo \"in $(cat /proc/self/cgroup)\"; read -p ok x");
+    let cell = t.cgroup().map(|jail| print_cell(&jail)).unwrap_or_default();
+    let (id, first) = start(&t, &format!("{cell}; read -p ok x"));
     let seen = gather_until(&t, &id, first, "ok");
     if let Some(cgroup) = t.cgroup() {
         // Cgroup mode: the command was created inside its own cell, under

@@ -17,7 +17,7 @@ fn background(t: &bashtools::BashTools, command: &str) -> String {
 fn stops_a_shell_and_names_its_command() {
     let t = tools();
     let id = background(&t, "sleep 1000");
-    let pgid = t.background_pids()[0];
+    let pgid = pgid_of(&t);
     let r = t.kill_shell(&json!({"shell_id": id}));
     assert_eq!(
         (r.text.as_str(), r.is_error),
@@ -31,7 +31,7 @@ fn stops_a_shell_and_names_its_command() {
 fn the_whole_group_is_gone_when_it_returns() {
     let t = tools();
     let id = background(&t, "(sleep 1000 &); sleep 1000");
-    let pgid = t.background_pids()[0];
+    let pgid = pgid_of(&t);
     wait_until("the grandchild runs", || live_in_group(pgid).len() >= 2);
     let r = t.kill_shell(&json!({"shell_id": id}));
     assert!(!r.is_error, "{}", r.text);
@@ -46,7 +46,7 @@ fn a_command_ignoring_sigterm_is_killed_after_the_grace() {
         &t,
         "trap '' TERM; echo trapped; sleep 1000 & wait; sleep 1000",
     );
-    let pgid = t.background_pids()[0];
+    let pgid = pgid_of(&t);
     wait_until("the trap is set", || {
         t.bash_output(&json!({"bash_id": id}))
             .text
@@ -75,7 +75,7 @@ fn a_grandchild_ignoring_sigterm_is_killed_after_the_grace() {
         &t,
         "bash -c \"trap '' TERM; echo ready; sleep 1000\" & sleep 1000",
     );
-    let pgid = t.background_pids()[0];
+    let pgid = pgid_of(&t);
     wait_until("the grandchild traps", || {
         t.bash_output(&json!({"bash_id": id}))
             .text
@@ -127,7 +127,7 @@ fn a_shell_that_completed_reports_completed() {
 fn kill_shell_stops_what_an_ended_shell_left_running() {
     let t = tools();
     let id = background(&t, "sleep 1000 & echo started");
-    let pgid = t.background_pids()[0];
+    let pgid = pgid_of(&t);
     wait_until("the leader has ended", || {
         t.bash_output(&json!({"bash_id": id}))
             .text
@@ -147,4 +147,16 @@ fn kill_shell_stops_what_an_ended_shell_left_running() {
     assert!(r.text.starts_with("<status>completed</status>"), "{r:?}");
     let r = t.kill_shell(&json!({"shell_id": id}));
     assert_eq!(r.text, "Task bash_1 is not running (status: completed)");
+}
+
+/// The group of the one background shell, once the tools list it: a shell
+/// is listed from the moment its pid is recorded, which may come after
+/// the call that started it returns.
+fn pgid_of(t: &bashtools::BashTools) -> u32 {
+    let mut pids = Vec::new();
+    wait_until("the shell is listed", || {
+        pids = t.background_pids();
+        !pids.is_empty()
+    });
+    pids[0]
 }

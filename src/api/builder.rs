@@ -10,9 +10,9 @@ use crate::config::{
     defaults, Config, MonitorOptions, Sandbox, SandboxPolicy, Unattended, Validator,
 };
 use crate::error::Error;
+use crate::os::launch::{Restrictions, Via};
 use crate::os::outdir::OutputDir;
 use crate::os::sandbox::{self, SandboxStatus};
-use crate::os::spawner::Spawner;
 use crate::shells::process::RealProcess;
 use crate::tasks::Tasks;
 use crate::BashTools;
@@ -389,14 +389,23 @@ impl Builder {
         let outdir = OutputDir::create(&config.output_root)
             .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
         let config = Arc::new(config);
-        let (spawner, status) = match &config.sandbox {
+        let (restrictions, status) = match &config.sandbox {
             Some(policy) => {
-                let (spawner, status) = start_sandbox(policy, &outdir)?;
-                (spawner, Some(status))
+                let (restrictions, status) = prepare_sandbox(policy, &outdir)?;
+                (restrictions, Some(status))
             }
             None => (None, None),
         };
-        let process = Arc::new(RealProcess::new(config.clone(), outdir.path(), spawner));
+        // The reaper before any child: started later, from a thread that
+        // blocks SIGCHLD, it would still get every exit, but a failure to
+        // start it is best told here.
+        crate::os::reaper::init().map_err(|e| Error::thread("reaper", e))?;
+        let process = Arc::new(RealProcess::new(
+            config.clone(),
+            outdir.path(),
+            restrictions,
+            Via::from_env(),
+        ));
         let sandbox = tmp.zip(status);
         BashTools::from_parts(config, tasks, outdir, process, sandbox)
     }
@@ -494,32 +503,25 @@ fn settle_sandbox(
     Ok((policy, tmp))
 }
 
-/// Starts the thread that starts the commands, restricted to `policy`
-/// (the output directory's files writable, for `/dev/stdout`). `None`
-/// when the kernel enforces nothing, which is an error unless best effort.
-fn start_sandbox(
+/// The restrictions every command applies to itself under `policy` (the
+/// output directory's files writable, for `/dev/stdout`). `None` when the
+/// kernel enforces nothing, which is an error unless best effort.
+fn prepare_sandbox(
     policy: &SandboxPolicy,
     outdir: &OutputDir,
-) -> Result<(Option<Spawner>, SandboxStatus), Error> {
-    // The reaper's thread is started first: started from the restricted
-    // thread, it would inherit the restriction.
-    crate::os::reaper::init().map_err(|e| Error::thread("reaper", e))?;
-    let thread_policy = policy.clone();
-    let output = outdir.path().to_path_buf();
-    let (spawner, status) = Spawner::start("bashtools-sandbox", move || {
-        sandbox::restrict_current_thread(&thread_policy, &[&output])
-    })
-    .map_err(|e| Error::thread("sandbox's spawner thread", e))?
-    .map_err(|e| Error::sandbox(e.path, e.error))?;
+) -> Result<(Option<Restrictions>, SandboxStatus), Error> {
+    let (ruleset, status) =
+        sandbox::ruleset(policy, &[outdir.path()]).map_err(|e| Error::sandbox(e.path, e.error))?;
+    let restrictions = Restrictions::new(ruleset, !policy.network);
     Ok((
-        enforced(status, policy.best_effort)?.then_some(spawner),
+        enforced(status, policy.best_effort)?.then_some(restrictions),
         status,
     ))
 }
 
-/// Whether commands go through the restricted thread: when the kernel
-/// enforces something. Enforcing nothing is an error unless best effort
-/// (the commands then start from the calling thread, unrestricted).
+/// Whether commands are restricted: when the kernel enforces something.
+/// Enforcing nothing is an error unless best effort (the commands then
+/// run unrestricted).
 fn enforced(status: SandboxStatus, best_effort: bool) -> Result<bool, Error> {
     if status.filesystem() {
         Ok(true)

@@ -16,12 +16,8 @@
 //!   forks). "Everything is gone" is `populated 0` in `cgroup.events`,
 //!   which the kernel signals to `poll(2)` (POLLPRI): no `/proc` scan.
 //! - A command is created inside its cell (`clone3(2)` with
-//!   `CLONE_INTO_CGROUP`, `clone3.rs`), so none of its code runs elsewhere.
-//!   Where the kernel cannot (no `clone3`, or bash not found by an absolute
-//!   path), bash moves itself from a startup file (`BASH_ENV`) that writes
-//!   `0` to the cell's `cgroup.procs` and then restores the user's own
-//!   `BASH_ENV` (glibc 2.36's `posix_spawn` cannot place a child in a
-//!   cgroup).
+//!   `CLONE_INTO_CGROUP`), or, forked where the kernel cannot, joins it
+//!   before its exec (`launch/`): none of its code runs elsewhere.
 //! - A cell emptied by `cgroup.kill` is never reused (one was seen to
 //!   kill the next command put in it); one that emptied by itself may be,
 //!   and the next command's cell is made ahead, while the current one runs
@@ -29,7 +25,6 @@
 //!   descriptor per live or spare cell.
 
 use std::collections::HashSet;
-use std::ffi::OsString;
 use std::fs::{DirBuilder, File};
 use std::io;
 use std::os::fd::AsFd;
@@ -43,40 +38,6 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::Signal;
 
 use crate::os::group;
-
-/// The variable that names a command's cell to the startup file.
-const CELL_VAR: &str = "BASHTOOLS_CGROUP";
-
-/// The startup file: join the cell, then be the user's `BASH_ENV` (or none).
-/// `if` rather than `&&`, so `$?` is 0 when the command starts, as without
-/// a startup file.
-const STARTUP: &str = r#"# bashtools: join this command's cgroup before it runs (see os/cgroup.rs)
-echo 0 > "$BASHTOOLS_CGROUP/cgroup.procs"
-unset BASHTOOLS_CGROUP
-if [ -n "${BASHTOOLS_USER_BASH_ENV+set}" ]; then
-    BASH_ENV=$BASHTOOLS_USER_BASH_ENV
-    unset BASHTOOLS_USER_BASH_ENV
-    if [ -r "$BASH_ENV" ]; then . "$BASH_ENV"; fi
-else
-    unset BASH_ENV
-fi
-"#;
-
-/// The startup file in a memory file of this process, and the path a
-/// command opens it by.
-fn startup_file() -> io::Result<(File, PathBuf)> {
-    use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
-    use std::os::fd::AsRawFd;
-    let name = std::ffi::CStr::from_bytes_with_nul(b"bashtools-cgroup-join\0").expect("a C string");
-    let mut file = File::from(memfd_create(name, MemFdCreateFlag::MFD_CLOEXEC)?);
-    io::Write::write_all(&mut file, STARTUP.as_bytes())?;
-    let path = PathBuf::from(format!(
-        "/proc/{}/fd/{}",
-        std::process::id(),
-        file.as_raw_fd()
-    ));
-    Ok((file, path))
-}
 
 /// Counts the jails made by this process, so two owners never share one.
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
@@ -129,17 +90,11 @@ fn unescape(s: &str) -> String {
 #[derive(Debug)]
 pub(crate) struct Jail {
     dir: PathBuf,
-    /// The startup file, in memory: no file on disk to clean up or tamper
-    /// with; bash opens it by its `/proc/PID/fd` path.
-    _file: File,
-    /// That path.
-    startup: PathBuf,
     next: AtomicU64,
 }
 
 impl Jail {
-    /// Makes the owner's cgroup under this process's own, and the startup
-    /// file (`memfd_create(2)`, close-on-exec). Fails
+    /// Makes the owner's cgroup under this process's own. Fails
     /// where there is no cgroup v2 hierarchy, no permission to make
     /// cgroups there, or no `cgroup.kill` (Linux before 5.14).
     pub(crate) fn create() -> io::Result<Jail> {
@@ -158,17 +113,8 @@ impl Jail {
                 "no cgroup.kill (Linux 5.14+)",
             ));
         }
-        let (file, startup) = match startup_file() {
-            Ok(f) => f,
-            Err(e) => {
-                let _ = std::fs::remove_dir(&dir);
-                return Err(e);
-            }
-        };
         Ok(Jail {
             dir,
-            _file: file,
-            startup,
             next: AtomicU64::new(1),
         })
     }
@@ -185,11 +131,6 @@ impl Jail {
         DirBuilder::new().mode(0o755).create(&dir)?;
         let events = File::open(dir.join("cgroup.events")).ok().map(Arc::new);
         Ok(Cell { dir, events })
-    }
-
-    /// The startup file a command in a cell must be started with.
-    pub(crate) fn startup(&self) -> &Path {
-        &self.startup
     }
 
     /// SIGKILL to everything in the jail, a wait (up to `deadline`) for it
@@ -231,17 +172,18 @@ pub(crate) struct Cell {
 }
 
 impl Cell {
+    /// The cell's directory.
+    #[cfg(test)]
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Another handle on the same cell (its path and events file).
     pub(crate) fn clone_ref(&self) -> Cell {
         Cell {
             dir: self.dir.clone(),
             events: self.events.clone(),
         }
-    }
-
-    /// The variable that tells the startup file where to go.
-    pub(crate) fn env(&self) -> (OsString, OsString) {
-        (OsString::from(CELL_VAR), self.dir.clone().into_os_string())
     }
 
     /// The cell's directory, open, for `clone3(CLONE_INTO_CGROUP)`.
@@ -393,12 +335,6 @@ mod tests {
     fn escaped_mount_points_are_read_back() {
         assert_eq!(unescape(r"/a\040b"), "/a b");
         assert_eq!(unescape(r"/plain"), "/plain");
-    }
-
-    #[test]
-    fn the_startup_file_uses_the_names_the_spawn_sets() {
-        assert!(STARTUP.contains(&format!("${{{}+set}}", crate::os::spawn::USER_BASH_ENV)));
-        assert!(STARTUP.contains(&format!("${CELL_VAR}/cgroup.procs")));
     }
 
     #[test]

@@ -13,7 +13,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,7 @@ use parking_lot::Mutex;
 use crate::os::cgroup::{Cell, Jail};
 use crate::os::group;
 use crate::os::keeper::Keeper;
+use crate::os::launch::{restrict, Via};
 
 /// How the commands of a `BashTools` are held, so that stopping one stops
 /// everything it started.
@@ -74,17 +75,9 @@ enum Hold {
 }
 
 /// What a spawn needs to put the command where it is held: its cell,
-/// open, and how bash joins it where the kernel cannot create it there.
+/// open (`None`: held by its session).
 pub(crate) struct Entering {
-    pub cell: Option<CellEntry>,
-}
-
-/// A command's cell: open, the startup file's path, and the variables that
-/// tell the startup file where to go.
-pub(crate) struct CellEntry {
-    pub dir: File,
-    pub startup: PathBuf,
-    pub env: Vec<(OsString, OsString)>,
+    pub cell: Option<File>,
 }
 
 /// One owner's containment.
@@ -103,6 +96,10 @@ pub(crate) struct Contain {
     mark: OsString,
     /// `MARK_VAR=mark`, as it appears in `/proc/PID/environ`.
     mark_entry: Vec<u8>,
+    /// Whether each command gets a cgroup namespace rooted at its cell, so
+    /// that it cannot move itself out (`cgroup_namespaces(7)`): where this
+    /// process may make one (`CAP_SYS_ADMIN`).
+    namespace: bool,
 }
 
 /// Empty cells kept for reuse, each open for `clone3`.
@@ -127,11 +124,10 @@ impl Contain {
     /// Cgroups when a jail can be made under this process's cgroup (and
     /// [`MODE_VAR`] does not say `session`), else sessions; and a keeper
     /// that stops what is left, with `grace` between TERM and KILL, and
-    /// removes `outdir` if the owner dies.
-    /// Cgroups only if `cgroups` too (a sandboxed owner's commands cannot
-    /// join a cgroup yet).
-    pub(crate) fn new_with(outdir: &Path, grace: Duration, cgroups: bool) -> Contain {
-        let wanted = cgroups && std::env::var_os(MODE_VAR).map_or(true, |v| v != "session");
+    /// removes `outdir` if the owner dies; processes are made `via` that
+    /// way.
+    pub(crate) fn new(outdir: &Path, grace: Duration, via: Via) -> Contain {
+        let wanted = std::env::var_os(MODE_VAR).map_or(true, |v| v != "session");
         let jail = wanted.then(|| Jail::create().ok()).flatten();
         let mark = outdir.file_name().unwrap_or_default().to_os_string();
         let mut marker = OsString::new();
@@ -139,7 +135,8 @@ impl Contain {
             marker.push(format!("{MARK_VAR}="));
             marker.push(&mark);
         }
-        let keeper = Keeper::start(jail.as_ref().map(|j| j.dir()), outdir, &marker, grace).ok();
+        let keeper =
+            Keeper::start(jail.as_ref().map(|j| j.dir()), outdir, &marker, grace, via).ok();
         let mut mark_entry = format!("{MARK_VAR}=").into_bytes();
         mark_entry.extend_from_slice(mark.as_encoded_bytes());
         Contain {
@@ -149,7 +146,13 @@ impl Contain {
             _keeper: keeper,
             mark,
             mark_entry,
+            namespace: restrict::has_effective(restrict::CAP_SYS_ADMIN),
         }
+    }
+
+    /// Whether commands get a cgroup namespace rooted at their cell.
+    pub(crate) fn namespaces(&self) -> bool {
+        self.namespace
     }
 
     /// The variable that marks every process of this owner's commands: the
@@ -179,23 +182,14 @@ impl Contain {
     pub(crate) fn enter(&self, key: u64) -> Entering {
         self.prune_cells();
         let spare = self.spare.lock().pop();
-        let cell = self.jail.as_ref().and_then(|j| {
-            if let Some((cell, file)) = spare {
-                return Some((cell, file, j));
-            }
-            let (cell, file) = new_cell(j)?;
-            Some((cell, file, j))
-        });
+        let cell = self
+            .jail
+            .as_ref()
+            .and_then(|j| spare.or_else(|| new_cell(j)));
         let mut holds = self.holds.lock();
         match cell {
-            Some((cell, file, jail)) => {
-                let entering = Entering {
-                    cell: Some(CellEntry {
-                        dir: file,
-                        startup: jail.startup().to_path_buf(),
-                        env: vec![cell.env()],
-                    }),
-                };
+            Some((cell, file)) => {
+                let entering = Entering { cell: Some(file) };
                 holds.by_key.insert(
                     key,
                     Entry {

@@ -17,20 +17,23 @@
 //! nothing.
 //!
 //! The keeper runs in a session of its own, outside the owner's cgroup
-//! (what it must stop cannot stop it), and is reaped by the reaper while
-//! the owner lives.
+//! (what it must stop cannot stop it), is started by the same launcher as
+//! every command (`launch/`: default dispositions, an empty mask, none of
+//! the host's descriptors but its socket), and is reaped by the reaper
+//! while the owner lives.
 
-use std::ffi::OsStr;
+use std::ffi::{CString, OsStr};
 use std::io;
-use std::os::fd::OwnedFd;
-use std::os::unix::process::CommandExt;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
 
+use crate::os::launch::{self, ChildSetup, Input, Output, Via};
 use crate::os::reaper;
+use crate::os::spawn::{bash_path, cstring, env_strings};
 
 /// The keeper's script: `$1` the owner's cgroup (or empty), `$2` the output
 /// directory, `$3` the grace in ticks of 50 ms, `$4` the `NAME=VALUE` that
@@ -116,12 +119,13 @@ pub(crate) struct Keeper {
 
 impl Keeper {
     /// Starts the keeper of an owner whose commands are in `jail` (cgroup
-    /// mode) and whose output is in `outdir`.
+    /// mode) and whose output is in `outdir`, made `via` that way.
     pub(crate) fn start(
         jail: Option<&Path>,
         outdir: &Path,
         mark: &OsStr,
         grace: Duration,
+        via: Via,
     ) -> io::Result<Keeper> {
         let (end, theirs) = socketpair(
             AddressFamily::Unix,
@@ -129,56 +133,47 @@ impl Keeper {
             None,
             SockFlag::SOCK_CLOEXEC,
         )?;
-        let mut cmd = command(jail, outdir, mark, grace);
-        cmd.stdin(Stdio::from(theirs));
-        // SAFETY: the hook runs in the forked child and calls only
-        // async-signal-safe functions.
-        unsafe { cmd.pre_exec(keeper_session) };
-        reaper::init()?.spawn(|| Ok(cmd.spawn()?.id()), Box::new(|_| {}))?;
+        let (argv, envp) = command(jail, outdir, mark, grace)?;
+        let setup = ChildSetup::new(bash_path()?.to_owned(), argv, envp, c"/".to_owned())
+            .stdio(Input::Fd(theirs.as_fd()), Output::Null, Output::Null)
+            .new_session();
+        reaper::init()?.spawn(|| launch::launch(&setup, via), Box::new(|_| {}))?;
         Ok(Keeper { _end: end })
     }
 }
 
-/// The keeper's command line and environment (its stdin is the socket).
-fn command(jail: Option<&Path>, outdir: &Path, mark: &OsStr, grace: Duration) -> Command {
-    let ticks = grace.as_millis().div_ceil(50).max(1);
-    let mut cmd = Command::new("bash");
+/// The keeper's arguments and environment (its stdin is the socket).
+fn command(
+    jail: Option<&Path>,
+    outdir: &Path,
+    mark: &OsStr,
+    grace: Duration,
+) -> io::Result<(Vec<CString>, Vec<CString>)> {
+    let ticks = grace.as_millis().div_ceil(50).max(1).to_string();
+    let jail = jail.map_or(Path::new(""), |j| j);
     // `--norc`: bash reads `~/.bashrc` even with `-c` when its stdin is
     // a socket (it takes itself for a shell started by sshd), and a
     // user's rc file may hang or start anything.
-    cmd.args(["--norc", "--noprofile", "-c"])
-        .arg(SCRIPT)
-        .arg("bashtools-keeper")
-        .arg(jail.map_or(Path::new(""), |j| j))
-        .arg(outdir)
-        .arg(ticks.to_string())
-        .arg(mark)
-        // No startup file of the host's (BASH_ENV) runs in the keeper.
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .current_dir("/")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    cmd
-}
-
-/// In the keeper's child: a session of its own (a terminal's SIGINT or
-/// SIGHUP to the host's group does not reach it), default dispositions and
-/// an empty mask.
-fn keeper_session() -> io::Result<()> {
-    nix::unistd::setsid()?;
-    for signo in 1..nix::libc::SIGRTMIN() {
-        if signo == nix::libc::SIGKILL || signo == nix::libc::SIGSTOP {
-            continue;
-        }
-        // SAFETY: installs no handler.
-        unsafe {
-            nix::libc::signal(signo, nix::libc::SIG_DFL);
-        }
-    }
-    use nix::sys::signal::{sigprocmask, SigSet, SigmaskHow};
-    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
-    Ok(())
+    let argv = [
+        OsStr::new("bash"),
+        OsStr::new("--norc"),
+        OsStr::new("--noprofile"),
+        OsStr::new("-c"),
+        OsStr::new(SCRIPT),
+        OsStr::new("bashtools-keeper"),
+        jail.as_os_str(),
+        outdir.as_os_str(),
+        OsStr::new(&ticks),
+        mark,
+    ]
+    .iter()
+    .map(|a| cstring(a.as_bytes()))
+    .collect::<io::Result<Vec<_>>>()?;
+    // No startup file of the host's (BASH_ENV) runs in the keeper: its
+    // environment is PATH alone.
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let envp = env_strings(vec![("PATH".into(), path)]);
+    Ok((argv, envp))
 }
 
 #[cfg(test)]
@@ -208,13 +203,21 @@ mod tests {
             SockFlag::SOCK_CLOEXEC,
         )
         .unwrap();
-        let mut cmd = command(None, &out, OsStr::new(""), Duration::from_millis(50));
-        cmd.env("HOME", &home).stdin(Stdio::from(theirs));
-        let mut keeper = cmd.spawn().unwrap();
+        let (argv, mut envp) =
+            command(None, &out, OsStr::new(""), Duration::from_millis(50)).unwrap();
+        envp.push(cstring(format!("HOME={}", home.display()).as_bytes()).unwrap());
+        let setup = ChildSetup::new(bash_path().unwrap().to_owned(), argv, envp, c"/".to_owned())
+            .stdio(Input::Fd(theirs.as_fd()), Output::Null, Output::Null)
+            .new_session();
+        let pid = launch::launch(&setup, Via::from_env()).unwrap();
+        drop(setup);
+        drop(theirs);
         drop(end);
         // At EOF the keeper removes the output directory and exits.
-        let status = keeper.wait().unwrap();
-        assert!(status.success(), "{status}");
+        let mut status = 0;
+        // SAFETY: waits for this test's own child.
+        unsafe { nix::libc::waitpid(pid as i32, &mut status, 0) };
+        assert_eq!(nix::libc::WEXITSTATUS(status), 0, "{status}");
         assert!(!out.exists(), "the keeper did its work");
         assert!(!ran.exists(), "the keeper read ~/.bashrc");
         std::fs::remove_dir_all(&home).unwrap();

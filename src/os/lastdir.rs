@@ -41,39 +41,42 @@
 use std::ffi::CStr;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 /// The variable that names the file the trap appends to.
 pub(crate) const FILE_VAR: &str = "BASHTOOLS_CWD_FILE";
 
-/// The variable that names the containment's startup file, when a command
-/// needs both (see `cgroup.rs`): ours runs first, then sources that one,
-/// which restores the user's own `BASH_ENV`.
-pub(crate) const THEN_VAR: &str = "BASHTOOLS_JOIN_STARTUP";
+/// The descriptors a command gets the startup file and the `trap` on.
+/// High numbers, out of the way of the `exec 3>…` of scripts; the startup
+/// file closes its own before the command runs.
+pub(crate) const STARTUP_FD: i32 = 62;
+pub(crate) const TRAP_FD: i32 = 63;
+
+/// The path `BASH_ENV` names: the startup file's descriptor.
+pub(crate) const STARTUP_PATH: &str = "/dev/fd/62";
 
 /// The startup file, read by every command: kept short, since bash's
 /// lexer costs about 250 instructions a character (a first version of 2.5
 /// KB doubled what `bash -c true` executes). Comments are here, not in it.
 ///
-/// - `@TRAP@` is replaced by the path of [`TRAP`], which the stub `trap`
-///   sources the first time a command calls `trap` (few do).
+/// - `/dev/fd/63` is [`TRAP`], which the stub `trap` sources the first
+///   time a command calls `trap` (few do); `/dev/fd/62` is this file, which
+///   bash has read whole before it runs it, closed at once.
 /// - `__bashtools_record` is called as an `if` condition, so `set -e` does
 ///   not end the shell on the status it hands back, and each branch starts
 ///   with that status in `$?` for the command's own `EXIT` action.
 /// - Every name it leaves starts with `__bashtools_` (but `trap`); the
 ///   variables it was told by are unset, so the command's environment is
 ///   what it would be without.
-/// - Last, the containment's startup file or the user's own `BASH_ENV`,
-///   as `cgroup.rs` does.
-const STARTUP: &str = r#"__bashtools_cwd_file=$BASHTOOLS_CWD_FILE __bashtools_pid=$$
+/// - Last, the user's own `BASH_ENV`, if there was one.
+const STARTUP: &str = r#"exec 62<&-; __bashtools_cwd_file=$BASHTOOLS_CWD_FILE __bashtools_pid=$$
 unset BASHTOOLS_CWD_FILE
 __bashtools_ours='if __bashtools_record; then builtin eval -- "${__bashtools_exit_trap-}"; else builtin eval -- "${__bashtools_exit_trap-}"; fi'
 __bashtools_record() { builtin local __bashtools_s=$?; [ -f "$__bashtools_cwd_file" ] && builtin pwd -P 2>&- >>"$__bashtools_cwd_file"; builtin return $__bashtools_s; }
-trap() { if . @TRAP@; then trap "$@"; else builtin trap "$@"; fi; }
+trap() { if . /dev/fd/63; then trap "$@"; else builtin trap "$@"; fi; }
 builtin trap -- "$__bashtools_ours" EXIT
-if [ -n "${BASHTOOLS_JOIN_STARTUP+set}" ]; then BASH_ENV=$BASHTOOLS_JOIN_STARTUP; unset BASHTOOLS_JOIN_STARTUP; . "$BASH_ENV"
-elif [ -n "${BASHTOOLS_USER_BASH_ENV+set}" ]; then BASH_ENV=$BASHTOOLS_USER_BASH_ENV; unset BASHTOOLS_USER_BASH_ENV; if [ -r "$BASH_ENV" ]; then . "$BASH_ENV"; fi
+if [ -n "${BASHTOOLS_USER_BASH_ENV+set}" ]; then BASH_ENV=$BASHTOOLS_USER_BASH_ENV; unset BASHTOOLS_USER_BASH_ENV; if [ -r "$BASH_ENV" ]; then . "$BASH_ENV"; fi
 else unset BASH_ENV; fi
 "#;
 
@@ -121,50 +124,48 @@ trap() {
 "#;
 
 /// The startup file and the `trap` it sources, in memory files of this
-/// process (nothing on disk to clean up or tamper with), and the path
-/// commands open the startup file by.
+/// process (nothing on disk to clean up), sealed: no one — no command, no
+/// process that opens them again through `/proc` — can change them. Every
+/// command that records its directory gets both as descriptors
+/// ([`STARTUP_FD`], [`TRAP_FD`]).
 pub(crate) struct Startup {
-    /// Held open for as long as commands may read them by their paths.
-    _files: [File; 2],
-    path: PathBuf,
+    startup: File,
+    trap: File,
 }
 
 impl Startup {
-    /// Writes the two files; `path_of` turns a descriptor into the path a
-    /// command opens it by (see `Spawner::proc_fd_path` for why a sandbox
-    /// needs another one than `/proc/PID/fd/N`).
-    pub(crate) fn new(path_of: impl Fn(i32) -> PathBuf) -> io::Result<Startup> {
-        let trap = memory_file(b"bashtools-trap\0", TRAP)?;
-        let trap_path = path_of(trap.as_raw_fd());
-        // A path of digits and slashes: nothing in it to quote.
-        let text = STARTUP.replace("@TRAP@", &trap_path.display().to_string());
-        let startup = memory_file(b"bashtools-lastdir\0", &text)?;
-        let path = path_of(startup.as_raw_fd());
+    /// Writes and seals the two files.
+    pub(crate) fn new() -> io::Result<Startup> {
         Ok(Startup {
-            _files: [startup, trap],
-            path,
+            startup: sealed_file(c"bashtools-lastdir", STARTUP)?,
+            trap: sealed_file(c"bashtools-trap", TRAP)?,
         })
     }
 
-    /// The path of the startup file, for `BASH_ENV`.
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
+    /// The startup file and the `trap`, for the child to keep.
+    pub(crate) fn fds(&self) -> (BorrowedFd<'_>, BorrowedFd<'_>) {
+        (self.startup.as_fd(), self.trap.as_fd())
     }
 }
 
-/// A close-on-exec memory file named `name` (NUL-terminated) holding `text`.
-fn memory_file(name: &'static [u8], text: &str) -> io::Result<File> {
+/// A close-on-exec memory file named `name` holding `text`, sealed against
+/// every change (`F_SEAL_WRITE`, `F_SEAL_SHRINK`, `F_SEAL_GROW`, and
+/// `F_SEAL_SEAL` so the seals stay).
+fn sealed_file(name: &CStr, text: &str) -> io::Result<File> {
+    use nix::fcntl::{fcntl, FcntlArg, SealFlag};
     use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
-    let name = CStr::from_bytes_with_nul(name).expect("a C string");
-    let mut file = File::from(memfd_create(name, MemFdCreateFlag::MFD_CLOEXEC)?);
+    let fd = memfd_create(
+        name,
+        MemFdCreateFlag::MFD_CLOEXEC | MemFdCreateFlag::MFD_ALLOW_SEALING,
+    )?;
+    let mut file = File::from(fd);
     file.write_all(text.as_bytes())?;
+    let seals = SealFlag::F_SEAL_WRITE
+        | SealFlag::F_SEAL_SHRINK
+        | SealFlag::F_SEAL_GROW
+        | SealFlag::F_SEAL_SEAL;
+    fcntl(file.as_raw_fd(), FcntlArg::F_ADD_SEALS(seals))?;
     Ok(file)
-}
-
-/// The path of descriptor `fd` of this process, for a command not in a
-/// sandbox.
-pub(crate) fn proc_fd_path(fd: i32) -> PathBuf {
-    PathBuf::from(format!("/proc/{}/fd/{fd}", std::process::id()))
 }
 
 /// The directory the trap wrote to `record`, if it wrote one: the file's

@@ -7,16 +7,15 @@
 
 pub(crate) mod cap;
 pub(crate) mod cgroup;
-pub(crate) mod clone3;
 pub(crate) mod contain;
 pub(crate) mod group;
 pub(crate) mod keeper;
 pub(crate) mod lastdir;
+pub(crate) mod launch;
 pub(crate) mod outdir;
 pub(crate) mod pty;
 pub(crate) mod reaper;
 pub(crate) mod reclaim;
 pub(crate) mod sandbox;
 pub(crate) mod spawn;
-pub(crate) mod spawner;
 pub(crate) mod terminals;

@@ -1,13 +1,12 @@
-//! The sandbox of commands: a Landlock ruleset (`landlock(7)`) applied to
-//! one thread, whose children — the commands, and everything they start —
-//! inherit it (see `spawner`).
+//! The sandbox of commands: a Landlock ruleset (`landlock(7)`), prepared
+//! once as a file descriptor when the tools are built, that every command
+//! applies to itself in the child, before its exec (`launch/restrict.rs`).
 //!
-//! Landlock is an unprivileged access control: a thread restricts itself,
+//! Landlock is an unprivileged access control: a process restricts itself,
 //! and the restriction can never be lifted, only narrowed, by it or by any
-//! process it starts. It is per thread, which is what makes a sandbox for
-//! commands cheap: one thread of the host is restricted once, `posix_spawn`
-//! from that thread starts restricted children, and the host's other
-//! threads keep every right they had.
+//! process it starts. No thread of the host is ever restricted: the host
+//! keeps every right it had, and each command is a Landlock domain of its
+//! own, which reaches no process outside it (ABI 6 scoping).
 //!
 //! What is asked for (each right exists from the Landlock ABI named; an
 //! older kernel enforces what it knows, and [`SandboxStatus`] says what):
@@ -18,28 +17,23 @@
 //!   output directory, which a command reaches again through `/dev/stdout`;
 //! - TCP `connect(2)` and `bind(2)` (ABI 4), unless the network is allowed;
 //! - signals and abstract unix sockets (ABI 6): scoped, so a command reaches
-//!   no process outside the sandbox, the host included.
+//!   no process outside its own domain, the host included.
 //!
 //! The rights of ABIs this crate was not tested with (pathname unix
 //! sockets, UDP) are not asked for, so a newer kernel does not change what
-//! commands may do. Restricting also sets `no_new_privs` (`prctl(2)`): a
-//! set-user-ID program run by a command gains no privileges.
-//!
-//! A note for code that hands a command a descriptor of the host by path:
-//! `/proc/HOSTPID/fd/N` is refused to a sandboxed process (Landlock checks
-//! it as `ptrace(2)` access to a process outside the sandbox), while
-//! `/proc/self/fd/N` and `/proc/HOSTPID/task/TID/fd/N` of the restricted
-//! thread (see `Spawner::proc_fd_path`) are allowed.
+//! commands may do.
 
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use std::os::fd::OwnedFd;
+
 use landlock::{
-    make_bitflags, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, PathBeneath, PathFd,
-    RestrictionStatus, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus,
-    Scope, ABI,
+    make_bitflags, Access, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope, ABI,
 };
+use nix::libc;
 
 use crate::config::SandboxPolicy;
 
@@ -120,16 +114,10 @@ impl SandboxStatus {
         }
     }
 
-    /// From what restricting the thread reported.
-    fn from_restriction(status: &RestrictionStatus, network_allowed: bool) -> SandboxStatus {
-        let abi = match status.landlock {
-            LandlockStatus::Available {
-                effective_abi,
-                kernel_abi,
-            } => kernel_abi.unwrap_or(effective_abi as i32).max(0) as u32,
-            _ => 0,
-        };
-        let enforced = status.ruleset != RulesetStatus::NotEnforced;
+    /// What a kernel of Landlock ABI `abi` enforces, with a ruleset made
+    /// or not.
+    fn of(abi: u32, made: bool, network_allowed: bool) -> SandboxStatus {
+        let enforced = made && abi >= 1;
         SandboxStatus {
             abi,
             filesystem: enforced,
@@ -159,7 +147,7 @@ impl fmt::Display for SandboxStatus {
     }
 }
 
-/// Why the calling thread could not be restricted.
+/// Why the ruleset could not be made.
 #[derive(Debug)]
 pub(crate) struct RestrictError {
     /// The directory that could not be opened, if that was it.
@@ -176,14 +164,30 @@ impl RestrictError {
     }
 }
 
-/// Restricts the calling thread, for good, to `policy`; `write_files` are
-/// directories whose files may be written (not created or removed). A
-/// kernel without Landlock is not an error: the status says nothing is
-/// enforced.
-pub(crate) fn restrict_current_thread(
+/// The kernel's Landlock ABI version (`landlock_create_ruleset(2)` with
+/// `LANDLOCK_CREATE_RULESET_VERSION`); 0 without Landlock.
+fn kernel_abi() -> u32 {
+    const VERSION: libc::c_uint = 1;
+    // SAFETY: a null attribute and size 0 only ask for the version.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            VERSION,
+        )
+    };
+    v.max(0) as u32
+}
+
+/// The ruleset of `policy`, as a descriptor every command applies to
+/// itself; `write_files` are directories whose files may be written (not
+/// created or removed). A kernel without Landlock is not an error: there
+/// is no ruleset, and the status says nothing is enforced.
+pub(crate) fn ruleset(
     policy: &SandboxPolicy,
     write_files: &[&Path],
-) -> Result<SandboxStatus, RestrictError> {
+) -> Result<(Option<OwnedFd>, SandboxStatus), RestrictError> {
     let all = AccessFs::from_all(ASKED);
     let mut ruleset = Ruleset::default()
         .handle_access(all)
@@ -218,8 +222,10 @@ pub(crate) fn restrict_current_thread(
         };
         ruleset = add(ruleset, path, access)?;
     }
-    let status = ruleset.restrict_self().map_err(RestrictError::landlock)?;
-    Ok(SandboxStatus::from_restriction(&status, policy.network))
+    let fd: Option<OwnedFd> = ruleset.into();
+    let abi = kernel_abi();
+    let status = SandboxStatus::of(abi, fd.is_some(), policy.network);
+    Ok((fd, status))
 }
 
 /// Adds the rule "`access` beneath `path`".
@@ -239,95 +245,7 @@ fn add(
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-    use std::os::fd::AsRawFd;
-    use std::process::{Command, Output};
-
     use super::*;
-    use crate::os::spawner::Spawner;
-
-    /// A fresh directory of this test's (resolved), removed on drop.
-    struct Dir(PathBuf);
-    impl Dir {
-        fn new(name: &str) -> Dir {
-            let dir = std::env::temp_dir().join(format!(
-                "bashtools-sandbox-unit-{}-{name}",
-                std::process::id()
-            ));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir(&dir).unwrap();
-            Dir(dir.canonicalize().unwrap())
-        }
-    }
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    fn sh(script: &str) -> Output {
-        Command::new("sh").args(["-c", script]).output().unwrap()
-    }
-
-    /// What containment needs of a sandbox: its startup file, a memory
-    /// file of the host's, read by path, and its cgroup's `cgroup.procs`,
-    /// an existing file written (see the module's doc).
-    #[test]
-    fn host_descriptors_by_the_threads_path_and_write_files_roots_work() {
-        let work = Dir::new("work");
-        let files = Dir::new("files");
-        std::fs::write(files.0.join("procs"), "").unwrap();
-        let policy = SandboxPolicy {
-            working_directory: work.0.clone(),
-            allow_write: Vec::new(),
-            tmp: work.0.clone(),
-            network: false,
-            best_effort: true,
-        };
-        let roots = [files.0.clone()];
-        let (spawner, status) = Spawner::start("test-sandbox", move || {
-            let roots: Vec<&Path> = roots.iter().map(PathBuf::as_path).collect();
-            restrict_current_thread(&policy, &roots)
-        })
-        .unwrap()
-        .unwrap();
-        if !status.filesystem() {
-            println!("skipped: this kernel has no Landlock");
-            return;
-        }
-        let mut memfd = tempfile_in_memory();
-        memfd.write_all(b"startup\n").unwrap();
-        let fd = memfd.as_raw_fd();
-        let by_thread = spawner.proc_fd_path(fd);
-        let by_host = format!("/proc/{}/fd/{fd}", std::process::id());
-        let procs = files.0.join("procs");
-        let made = files.0.join("made");
-        let script = format!(
-            "cat {thread}; cat {host} || echo host-refused; echo 0 > {procs} && echo wrote; \
-             touch {made} || echo create-refused",
-            thread = by_thread.display(),
-            procs = procs.display(),
-            made = made.display(),
-            host = by_host,
-        );
-        let out = spawner.run(move || sh(&script)).unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(stdout, "startup\nhost-refused\nwrote\ncreate-refused\n");
-        assert_eq!(std::fs::read_to_string(&procs).unwrap(), "0\n");
-        assert!(!made.exists());
-        // The host itself was never restricted.
-        assert_eq!(
-            String::from_utf8_lossy(&sh(&format!("cat {by_host}")).stdout),
-            "startup\n"
-        );
-        drop(memfd);
-    }
-
-    fn tempfile_in_memory() -> std::fs::File {
-        use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
-        let name = std::ffi::CStr::from_bytes_with_nul(b"bashtools-test\0").unwrap();
-        std::fs::File::from(memfd_create(name, MemFdCreateFlag::MFD_CLOEXEC).unwrap())
-    }
 
     #[test]
     fn the_status_line_names_what_is_enforced() {

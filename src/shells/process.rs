@@ -20,9 +20,9 @@ use super::shell::Key;
 
 use crate::config::Config;
 use crate::os::contain::{Contain, Containment, OnGone};
-use crate::os::lastdir::{self, Startup};
+use crate::os::lastdir::Startup;
+use crate::os::launch::{Restrictions, Via};
 use crate::os::reaper::{self, ExitHook};
-use crate::os::spawner::Spawner;
 use crate::os::{group, spawn};
 
 /// Starts commands and reaches what they started. A command is named by
@@ -63,13 +63,13 @@ pub(crate) trait Process: Send + Sync + 'static {
     fn cgroup(&self) -> Option<PathBuf>;
 }
 
-/// The kernel: `posix_spawn`, the reaper, and the containment of each
+/// The kernel: the launcher, the reaper, and the containment of each
 /// command (a cgroup of its own, or its session).
 pub(crate) struct RealProcess {
     config: Arc<Config>,
-    /// The sandbox's restricted thread, which starts every command when
-    /// there is a sandbox.
-    spawner: Option<Spawner>,
+    /// What a sandbox applies to every command (in the child).
+    restrictions: Option<Restrictions>,
+    via: Via,
     contain: Arc<Contain>,
     /// The leader's pid of every running command.
     running: Arc<Mutex<HashMap<Key, u32>>>,
@@ -77,56 +77,6 @@ pub(crate) struct RealProcess {
     /// `persist_working_directory` (`None` without it, or if it could not
     /// be made: directories then do not persist).
     lastdir: Option<Startup>,
-}
-
-/// What starting a command needs, owned, for the spawner thread.
-struct Shared {
-    config: Arc<Config>,
-    contain: Arc<Contain>,
-    running: Arc<Mutex<HashMap<Key, u32>>>,
-}
-
-/// Starts one command on the calling thread.
-fn start(
-    shared: &Shared,
-    key: Key,
-    spec: spawn::SpawnSpec<'_>,
-    want_pidfd: bool,
-    on_exit: ExitHook,
-    on_gone: OnGone,
-) -> io::Result<(u32, Option<OwnedFd>)> {
-    let launch = spawn::prepare(spec, &shared.config)?;
-    let mut pidfd = None;
-    let (contain, running) = (&shared.contain, &shared.running);
-    let (on_exit_contain, on_exit_running) = (shared.contain.clone(), shared.running.clone());
-    // Inside the reaper's lock: the pid cannot be reaped before its pidfd
-    // is open, nor before its containment knows it.
-    let pid = reaper::init()?.spawn(
-        || {
-            let pid = launch.spawn()?;
-            if want_pidfd {
-                pidfd = group::pidfd_open(pid);
-            }
-            running.lock().insert(key, pid);
-            contain.spawned(key, pid);
-            Ok(pid)
-        },
-        Box::new(move |exit| {
-            on_exit_running.lock().remove(&key);
-            // The state first, then whoever waits is woken, then an empty
-            // cell is removed; `on_gone` (the output cap's end) waits
-            // while a lingering tree can write.
-            let ended = on_exit_contain.leader_exited(key, on_gone);
-            // Not held while the waiter runs: an owner dropped by it goes
-            // (and removes its cgroup) at once.
-            drop(on_exit_contain);
-            on_exit(exit);
-            ended.finish();
-        }),
-    )?;
-    // The next command's cell is made while this one runs.
-    shared.contain.make_spare();
-    Ok((pid, pidfd))
 }
 
 /// Where the commands of some keys are, for signalling and waiting.
@@ -146,36 +96,77 @@ struct Targets {
 impl RealProcess {
     /// Containment for the commands whose output goes to `outdir` (the
     /// keeper removes it if the host dies), stopping with `config`'s grace;
-    /// commands started from the calling thread, or from `spawner`'s.
-    ///
-    /// With a sandbox the commands are held by their sessions, not cgroups:
-    /// joining a cgroup means writing `cgroup.procs` from inside the
-    /// sandbox, which its rules do not allow yet.
-    pub(crate) fn new(config: Arc<Config>, outdir: &Path, spawner: Option<Spawner>) -> RealProcess {
-        let cgroups = spawner.is_none();
-        let contain = Arc::new(Contain::new_with(outdir, config.kill_grace, cgroups));
+    /// every command restricted by `restrictions`, and made `via` that way.
+    pub(crate) fn new(
+        config: Arc<Config>,
+        outdir: &Path,
+        restrictions: Option<Restrictions>,
+        via: Via,
+    ) -> RealProcess {
+        let contain = Arc::new(Contain::new(outdir, config.kill_grace, via));
         let lastdir = config
             .persist_working_directory
-            .then(|| match &spawner {
-                Some(spawner) => Startup::new(|fd| spawner.proc_fd_path(fd)),
-                None => Startup::new(lastdir::proc_fd_path),
-            })
+            .then(Startup::new)
             .and_then(Result::ok);
         RealProcess {
             config,
-            spawner,
+            restrictions,
+            via,
             contain,
             running: Arc::new(Mutex::new(HashMap::new())),
             lastdir,
         }
     }
 
-    fn shared(&self) -> Shared {
-        Shared {
-            config: self.config.clone(),
-            contain: self.contain.clone(),
-            running: self.running.clone(),
-        }
+    /// Starts one command: prepared outside the reaper's lock, launched
+    /// inside it, so the pid cannot be reaped before its pidfd is open,
+    /// nor before its containment knows it.
+    fn start(
+        &self,
+        key: Key,
+        spec: spawn::SpawnSpec<'_>,
+        cell: Option<&std::fs::File>,
+        want_pidfd: bool,
+        on_exit: ExitHook,
+        on_gone: OnGone,
+    ) -> io::Result<(u32, Option<OwnedFd>)> {
+        let place = spawn::Placement {
+            cell: cell.map(|c| (c, self.contain.namespaces())),
+            mark: self.contain.mark(),
+            lastdir: self.lastdir.as_ref(),
+            restrictions: self.restrictions.as_ref(),
+            via: self.via,
+        };
+        let launch = spawn::prepare(spec, place, &self.config)?;
+        let mut pidfd = None;
+        let (contain, running) = (&self.contain, &self.running);
+        let (on_exit_contain, on_exit_running) = (self.contain.clone(), self.running.clone());
+        let pid = reaper::init()?.spawn(
+            || {
+                let pid = launch.spawn()?;
+                if want_pidfd {
+                    pidfd = group::pidfd_open(pid);
+                }
+                running.lock().insert(key, pid);
+                contain.spawned(key, pid);
+                Ok(pid)
+            },
+            Box::new(move |exit| {
+                on_exit_running.lock().remove(&key);
+                // The state first, then whoever waits is woken, then an
+                // empty cell is removed; `on_gone` (the output cap's end)
+                // waits while a lingering tree can write.
+                let ended = on_exit_contain.leader_exited(key, on_gone);
+                // Not held while the waiter runs: an owner dropped by it
+                // goes (and removes its cgroup) at once.
+                drop(on_exit_contain);
+                on_exit(exit);
+                ended.finish();
+            }),
+        )?;
+        // The next command's cell is made while this one runs.
+        self.contain.make_spare();
+        Ok((pid, pidfd))
     }
 
     fn targets(&self, keys: &[Key]) -> Targets {
@@ -225,57 +216,14 @@ impl Process for RealProcess {
     ) -> io::Result<(u32, Option<OwnedFd>)> {
         // A cgroup for the command, joined before any of its code runs.
         let entering = self.contain.enter(key);
-        let lastdir = spec.record_cwd.and(self.lastdir.as_ref()).map(|s| s.path());
-        let started = match &self.spawner {
-            None => {
-                let spec = spawn::SpawnSpec {
-                    join: entering.cell.as_ref().map(|cell| spawn::Join {
-                        cgroup: &cell.dir,
-                        startup: &cell.startup,
-                        env: cell.env.clone(),
-                    }),
-                    mark: self.contain.mark(),
-                    lastdir,
-                    ..spec
-                };
-                start(&self.shared(), key, spec, want_pidfd, on_exit, on_gone)
-            }
-            Some(spawner) => {
-                // The sandbox's thread starts it, so it inherits the
-                // thread's restriction. What the spec borrows goes there
-                // owned (the output file as a duplicate descriptor).
-                let shared = self.shared();
-                let command = spec.command.to_string();
-                let cwd = spec.cwd.to_path_buf();
-                let output = spec.output.try_clone()?;
-                let stdout = spec.stdout;
-                let terminal = spec.terminal.map(std::ffi::CStr::to_owned);
-                let stdin = spec.stdin.map(|f| f.try_clone()).transpose()?;
-                let record_cwd = spec.record_cwd.map(Path::to_path_buf);
-                let lastdir = lastdir.map(Path::to_path_buf);
-                // A sandboxed owner has no cgroups (see `new`): only the
-                // session mark travels.
-                let mark = self.contain.mark();
-                debug_assert!(entering.cell.is_none());
-                spawner
-                    .run(move || {
-                        let spec = spawn::SpawnSpec {
-                            command: &command,
-                            cwd: &cwd,
-                            output: &output,
-                            stdout,
-                            join: None,
-                            mark,
-                            terminal: terminal.as_deref(),
-                            stdin: stdin.as_ref(),
-                            record_cwd: record_cwd.as_deref(),
-                            lastdir: lastdir.as_deref(),
-                        };
-                        start(&shared, key, spec, want_pidfd, on_exit, on_gone)
-                    })
-                    .and_then(|r| r)
-            }
-        };
+        let started = self.start(
+            key,
+            spec,
+            entering.cell.as_ref(),
+            want_pidfd,
+            on_exit,
+            on_gone,
+        );
         if started.is_err() {
             self.contain.forget(key);
         }

@@ -344,12 +344,9 @@ impl Supervisor {
                 cwd,
                 output: file,
                 stdout: stdio.stdout,
-                join: None,
-                mark: None,
                 terminal: terminal.as_ref().map(|(slave, _)| *slave),
                 stdin: files.stdin.as_ref(),
                 record_cwd: files.record.as_deref(),
-                lastdir: None,
             },
             // No one waits on the leader's pidfd (a monitor ends at EOF).
             false,

@@ -255,3 +255,13 @@ pub fn output_files(dir: &std::path::Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// A shell snippet that prints `cell:DIR`, the cgroup of the command's
+/// bash, found in the hierarchy under `jail` (the tools' cgroup): a command
+/// in a cgroup namespace of its own sees only `0::/` in `/proc/self/cgroup`.
+pub fn print_cell(jail: &std::path::Path) -> String {
+    format!(
+        "for f in '{}'/run-*/cgroup.procs; do grep -qx \"$$\" \"$f\" 2>/dev/null && echo \"cell:${{f%/cgroup.procs}}\"; done; :",
+        jail.display()
+    )
+}

@@ -1,7 +1,9 @@
-//! Cgroup mode where the kernel cannot create a command inside its cgroup
-//! (no `clone3`): bash moves itself from a startup file before the
-//! command's first word runs. Forced here with
-//! `BASHTOOLS_CGROUP_JOIN=startup`; every test of this file sets it.
+//! Cgroup mode through the forked launcher — what every architecture but
+//! x86_64 gets, and any kernel that refuses `clone3`: the child joins its
+//! cell (`cgroup.procs`) before anything else, so none of the command's
+//! code runs outside it. Forced here with `BASHTOOLS_LAUNCH=fork`, read when
+//! the tools are built; every test of this file sets it. (CI also runs the
+//! whole suite with it.)
 
 mod common;
 mod escapes;
@@ -13,27 +15,29 @@ use common::*;
 use escapes::{left_after, marker, wait_started, Escape};
 use serde_json::json;
 
-fn startup_tools(b: bashtools::Builder) -> Option<BashTools> {
-    std::env::set_var("BASHTOOLS_CGROUP_JOIN", "startup");
+fn forked_tools(b: bashtools::Builder) -> Option<BashTools> {
+    std::env::set_var("BASHTOOLS_LAUNCH", "fork");
     let tools = b.build().unwrap();
     if tools.containment() != Containment::Cgroup {
         eprintln!("SKIP: no cgroup v2 can be made here");
+        assert!(std::env::var_os("BASHTOOLS_TEST_REQUIRE_CGROUP").is_none());
         return None;
     }
     Some(tools)
 }
 
 #[test]
-fn a_command_joins_its_cgroup_before_it_runs() {
-    let Some(tools) = startup_tools(builder()) else {
+fn a_forked_command_joins_its_cgroup_before_it_runs() {
+    let Some(tools) = forked_tools(builder()) else {
         return;
     };
-    let name = tools.cgroup().unwrap().file_name().unwrap().to_owned();
+    let jail = tools.cgroup().unwrap();
+    let name = jail.file_name().unwrap().to_owned();
     let r = bash(
         &tools,
-        json!({"command": "cat /proc/self/cgroup; echo \"[$BASH_ENV] $?\""}),
+        json!({"command": format!("{}; echo \"[$BASH_ENV] $?\"", print_cell(&jail))}),
     );
-    let line = r.text.lines().find(|l| l.starts_with("0::")).unwrap();
+    let line = r.text.lines().find(|l| l.starts_with("cell:")).unwrap();
     assert!(
         line.contains(&format!("/{}/run-", name.to_str().unwrap())),
         "{}",
@@ -43,11 +47,11 @@ fn a_command_joins_its_cgroup_before_it_runs() {
 }
 
 #[test]
-fn the_users_bash_env_still_runs_after_the_startup_file() {
-    let scratch = Scratch::new("startup-env");
+fn the_users_bash_env_still_runs_in_a_forked_command() {
+    let scratch = Scratch::new("fork-env");
     let env_file = scratch.path("env.sh");
     std::fs::write(&env_file, "greeting=from-bash-env\n").unwrap();
-    let Some(tools) = startup_tools(builder().env("BASH_ENV", &env_file)) else {
+    let Some(tools) = forked_tools(builder().env("BASH_ENV", &env_file)) else {
         return;
     };
     let r = bash(
@@ -58,8 +62,8 @@ fn the_users_bash_env_still_runs_after_the_startup_file() {
 }
 
 #[test]
-fn setsid_is_stopped_by_stop_all_after_the_startup_file() {
-    let Some(tools) = startup_tools(builder()) else {
+fn setsid_is_stopped_by_stop_all_after_a_forked_start() {
+    let Some(tools) = forked_tools(builder()) else {
         return;
     };
     let m = marker();

@@ -1,0 +1,325 @@
+//! The child's side of the launcher: the setup steps, run between the clone
+//! and `execve(2)`, in the order of the module doc of `launch`.
+//!
+//! The child may share the host's memory (`clone3.rs`) or be a fork of a
+//! multithreaded host (`fork.rs`): either way it may only make
+//! async-signal-safe calls. Everything here is a raw system call on values
+//! the parent prepared; nothing allocates, locks or unwinds. The few
+//! arrays it needs live on its stack.
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use nix::libc;
+
+use super::{ChildSetup, Failure, Input, Output, Step, MAX_KEPT};
+
+/// How a child that cannot exec says why.
+#[derive(Clone, Copy)]
+pub(super) enum Report<'a> {
+    /// The write end of a close-on-exec pipe (a forked child).
+    Pipe(RawFd),
+    /// A slot in memory the parent shares (a `CLONE_VM` child): the step
+    /// in the high half, the errno in the low one; 0 until a failure.
+    Slot(&'a AtomicU64),
+}
+
+impl Report<'_> {
+    /// Packs a failure for the slot (never 0: steps start at 1).
+    pub(super) fn pack(f: Failure) -> u64 {
+        (u64::from(f.step) << 32) | u64::from(f.errno as u32)
+    }
+
+    pub(super) fn unpack(v: u64) -> Failure {
+        Failure {
+            step: (v >> 32) as u8,
+            errno: v as u32 as i32,
+        }
+    }
+
+    /// The bytes a forked child writes: step, then errno.
+    pub(super) fn bytes(f: Failure) -> [u8; 8] {
+        let mut b = [0u8; 8];
+        b[..4].copy_from_slice(&u32::from(f.step).to_ne_bytes());
+        b[4..].copy_from_slice(&f.errno.to_ne_bytes());
+        b
+    }
+
+    pub(super) fn from_bytes(b: [u8; 8]) -> Failure {
+        Failure {
+            step: u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as u8,
+            errno: i32::from_ne_bytes([b[4], b[5], b[6], b[7]]),
+        }
+    }
+}
+
+/// The errno of the last failed call of this thread.
+fn errno() -> i32 {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// Reports `step` with `errno` and ends the child with 127.
+fn fail(report: Report<'_>, step: Step, errno: i32) -> ! {
+    let f = Failure {
+        step: step as u8,
+        // 0 would read as success through the slot.
+        errno: if errno == 0 { libc::EIO } else { errno },
+    };
+    match report {
+        Report::Pipe(fd) => {
+            let bytes = Report::bytes(f);
+            // SAFETY: write is async-signal-safe; the buffer is on our stack.
+            unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        }
+        Report::Slot(slot) => slot.store(Report::pack(f), Ordering::Release),
+    }
+    // SAFETY: _exit is async-signal-safe; it ends only this child.
+    unsafe { libc::_exit(127) }
+}
+
+/// `Err(errno)` when a call returned a negative value.
+fn check(ret: libc::c_long) -> Result<libc::c_long, i32> {
+    if ret < 0 {
+        Err(errno())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// Runs every step of `setup` and execs; never returns. `join_cgroup`:
+/// the child was not born in its cgroup and moves itself there first.
+pub(super) fn run(setup: &ChildSetup<'_>, join_cgroup: bool, report: Report<'_>) -> ! {
+    let step = |step: Step, r: Result<(), i32>| {
+        if let Err(e) = r {
+            fail(report, step, e)
+        }
+    };
+    if join_cgroup {
+        if let Some(dir) = setup.cgroup {
+            step(Step::Cgroup, join(dir.as_raw_fd()));
+        }
+    }
+    if setup.session {
+        // SAFETY: a system call without pointers.
+        step(
+            Step::Session,
+            check(unsafe { libc::setsid() }.into()).map(drop),
+        );
+    }
+    if setup.cgroup.is_some() && setup.cgroup_namespace {
+        // After the join: the namespace is rooted at the cell the child is
+        // in when it unshares.
+        // SAFETY: a system call without pointers.
+        let r = check(unsafe { libc::unshare(libc::CLONE_NEWCGROUP) }.into());
+        step(Step::CgroupNamespace, r.map(drop));
+    }
+    if let Err((s, e)) = descriptors(setup) {
+        fail(report, s, e);
+    }
+    // SAFETY: a NUL-terminated path the parent prepared.
+    let r = check(unsafe { libc::chdir(setup.cwd.as_ptr()) }.into());
+    step(Step::Directory, r.map(drop));
+    default_dispositions();
+    if let Some(r) = setup.restrictions {
+        if let Err((s, e)) = r.apply() {
+            fail(report, s, e);
+        }
+    }
+    empty_mask();
+    // SAFETY: NUL-terminated strings and NULL-terminated arrays the parent
+    // keeps alive until we exec or exit.
+    unsafe {
+        libc::execve(
+            setup.program.as_ptr(),
+            setup.argv.pointers.as_ptr(),
+            setup.envp.pointers.as_ptr(),
+        )
+    };
+    fail(report, Step::Exec, errno())
+}
+
+/// Writes `0` (this process) to `cgroup.procs` of the cgroup open at `dir`.
+fn join(dir: RawFd) -> Result<(), i32> {
+    // SAFETY: a NUL-terminated name; the descriptor is closed below.
+    let fd = check(
+        unsafe {
+            libc::openat(
+                dir,
+                c"cgroup.procs".as_ptr(),
+                libc::O_WRONLY | libc::O_CLOEXEC,
+            )
+        }
+        .into(),
+    )? as RawFd;
+    // SAFETY: a one-byte buffer of ours.
+    let written = check(unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) } as libc::c_long);
+    // SAFETY: our own descriptor.
+    unsafe { libc::close(fd) };
+    written.map(drop)
+}
+
+/// Opens `path` with `flags`.
+fn open(path: &std::ffi::CStr, flags: libc::c_int) -> Result<RawFd, (Step, i32)> {
+    // SAFETY: a NUL-terminated path.
+    check(unsafe { libc::open(path.as_ptr(), flags) }.into())
+        .map(|fd| fd as RawFd)
+        .map_err(|e| (Step::Open, e))
+}
+
+/// Stdio and the kept descriptors into place, every other one
+/// close-on-exec.
+fn descriptors(setup: &ChildSetup<'_>) -> Result<(), (Step, i32)> {
+    // (source, target) of every descriptor the program gets.
+    let mut moves = [(-1 as RawFd, -1 as RawFd); 3 + MAX_KEPT];
+    let stdin = match setup.stdin {
+        Input::Null => open(c"/dev/null", libc::O_RDONLY | libc::O_CLOEXEC)?,
+        Input::Fd(fd) => fd.as_raw_fd(),
+        // Read-write, after setsid, without O_NOCTTY: it becomes the
+        // controlling terminal.
+        Input::Terminal(tty) => open(tty, libc::O_RDWR | libc::O_CLOEXEC)?,
+    };
+    let mut null_out = -1;
+    let mut output = |o: Output<'_>| -> Result<RawFd, (Step, i32)> {
+        Ok(match o {
+            Output::Stdin => stdin,
+            Output::Fd(fd) => fd.as_raw_fd(),
+            Output::Null => {
+                if null_out < 0 {
+                    null_out = open(c"/dev/null", libc::O_WRONLY | libc::O_CLOEXEC)?;
+                }
+                null_out
+            }
+        })
+    };
+    moves[0] = (stdin, 0);
+    moves[1] = (output(setup.stdout)?, 1);
+    moves[2] = (output(setup.stderr)?, 2);
+    let n = 3 + setup.kept().len();
+    moves[3..n].copy_from_slice(setup.kept());
+    let moves = &mut moves[..n];
+    let above = moves.iter().map(|m| m.1).max().unwrap_or(2) + 1;
+    // A source that is another move's target would be overwritten before
+    // it is copied: move it above every target first.
+    for i in 0..moves.len() {
+        let src = moves[i].0;
+        if moves.iter().enumerate().any(|(j, m)| j != i && m.1 == src) {
+            // SAFETY: duplicates a descriptor of ours.
+            let copy = check(unsafe { libc::fcntl(src, libc::F_DUPFD_CLOEXEC, above) }.into())
+                .map_err(|e| (Step::Descriptors, e))? as RawFd;
+            for m in moves.iter_mut() {
+                if m.0 == src {
+                    m.0 = copy;
+                }
+            }
+        }
+    }
+    for &(src, dst) in moves.iter() {
+        // SAFETY (both): descriptors of ours; no pointers.
+        let r = if src == dst {
+            // dup2 onto itself keeps close-on-exec: clear it instead.
+            unsafe { libc::fcntl(src, libc::F_SETFD, 0) }
+        } else {
+            unsafe { libc::dup2(src, dst) }
+        };
+        check(r.into()).map_err(|e| (Step::Descriptors, e))?;
+    }
+    // Every descriptor from 3 up, but the kept ones, closes at exec.
+    let mut kept = [0 as RawFd; MAX_KEPT];
+    let kept = &mut kept[..setup.kept().len()];
+    for (k, &(_, at)) in kept.iter_mut().zip(setup.kept()) {
+        *k = at;
+    }
+    kept.sort_unstable();
+    let mut from = 3;
+    for &at in kept.iter() {
+        if at > from {
+            cloexec_range(from, at - 1)?;
+        }
+        from = at + 1;
+    }
+    cloexec_range(from, RawFd::MAX)
+}
+
+/// Marks descriptors `lo..=hi` close-on-exec: `close_range(2)` with
+/// `CLOSE_RANGE_CLOEXEC` (Linux 5.11), else one `fcntl` each up to the
+/// descriptor limit. Marked rather than closed, so the report pipe and a
+/// Landlock ruleset stay usable until the exec.
+fn cloexec_range(lo: RawFd, hi: RawFd) -> Result<(), (Step, i32)> {
+    // SAFETY: a system call without pointers.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            lo as libc::c_uint,
+            hi as libc::c_uint,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: fills the struct on our stack.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return Err((Step::Descriptors, errno()));
+    }
+    let top = (limit.rlim_cur.min(1 << 20) as RawFd).min(hi.saturating_add(1));
+    for fd in lo..top {
+        // SAFETY: no pointers; EBADF for descriptors not open is expected.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    Ok(())
+}
+
+/// The kernel's `struct sigaction` (not glibc's): SIG_DFL, no flags, an
+/// empty mask.
+#[repr(C)]
+#[derive(Default)]
+struct KernelSigaction {
+    handler: usize,
+    flags: u64,
+    restorer: usize,
+    mask: u64,
+}
+
+/// Every signal's disposition back to the default. The raw call: glibc's
+/// `signal()` refuses its own signals (32 and 33), and an ignored signal
+/// would stay ignored across exec.
+fn default_dispositions() {
+    let default = KernelSigaction::default();
+    for signo in 1..=64usize {
+        if signo != libc::SIGKILL as usize && signo != libc::SIGSTOP as usize {
+            // SAFETY: installs no handler; the struct is on our stack.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_rt_sigaction,
+                    signo,
+                    &default as *const KernelSigaction,
+                    std::ptr::null::<KernelSigaction>(),
+                    8usize,
+                )
+            };
+        }
+    }
+}
+
+/// An empty signal mask (the raw call: glibc's keeps its own signals
+/// blocked).
+fn empty_mask() {
+    let empty = [0u64; 1];
+    // SAFETY: an 8-byte mask, the size the kernel is told.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            empty.as_ptr(),
+            std::ptr::null::<u64>(),
+            8usize,
+        )
+    };
+}

@@ -1,0 +1,464 @@
+//! The one launcher: every process this crate starts — each command and the
+//! keeper — is described by one [`ChildSetup`] and set up by one function
+//! that runs **in the child**, between the clone and `execve(2)`.
+//!
+//! A [`ChildSetup`] says everything the new process needs: the program,
+//! its argument and environment arrays, its directory, its standard
+//! streams (files, `/dev/null`, or a terminal it opens as its controlling
+//! terminal), the descriptors of ours it keeps (at fixed numbers), a new
+//! session, the cgroup to be born in and whether it gets a cgroup namespace
+//! of its own, and the [`Restrictions`] of a sandbox. Everything is built
+//! in the parent: the child only makes system calls, in this order
+//! (`child.rs`), and each step that fails is reported to the caller as a
+//! [`LaunchError`] naming the step and the errno, never as a silent exit:
+//!
+//! 1. the cgroup (forked children only: `clone3` is born in it),
+//! 2. `setsid(2)`, then `unshare(CLONE_NEWCGROUP)` rooted at its cell,
+//! 3. the descriptors: stdio and ours moved into place, every other
+//!    descriptor close-on-exec (`close_range(2)`), so nothing the host
+//!    opened without `O_CLOEXEC` reaches a command,
+//! 4. `chdir(2)`,
+//! 5. every signal disposition back to the default,
+//! 6. the restrictions: `no_new_privs`, the capabilities dropped (bounding
+//!    and ambient sets too), the seccomp filter, `landlock_restrict_self`,
+//! 7. an empty signal mask, then `execve(2)`.
+//!
+//! Restrictions are applied by the child to itself, so **no thread of the
+//! host is ever restricted**, and each command is a Landlock domain of its
+//! own: it cannot signal, trace or open the descriptors of the host, nor of
+//! another command.
+//!
+//! Two ways run it (see [`Via`]): on x86_64 a `clone3(2)` child that shares
+//! the host's memory until it execs (`clone3.rs`: `CLONE_VM | CLONE_VFORK`
+//! on a stack of its own, like `posix_spawn(3)`, so starting a command costs
+//! the same from a small host and from one with gigabytes of heap, and
+//! `CLONE_INTO_CGROUP` puts it in its cell at birth); everywhere else, and
+//! where `clone3` is refused (ENOSYS, or EPERM from a container's seccomp
+//! profile), a `fork(2)` (`fork.rs`) that runs the same setup and joins its
+//! cell by writing `cgroup.procs`. `BASHTOOLS_LAUNCH=fork`, read when a
+//! `BashTools` is built, forces the fork, so the whole test suite runs
+//! through it too. `posix_spawn(3)` is not used: it cannot put a child in a
+//! cgroup, restrict it or close the host's descriptors, and measured no
+//! faster than the shared clone (BENCHMARKS.md, "Launcher").
+
+mod child;
+#[cfg(target_arch = "x86_64")]
+mod clone3;
+mod fork;
+pub(crate) mod restrict;
+
+use std::ffi::{CStr, CString};
+use std::fmt;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use nix::libc;
+
+pub(crate) use restrict::Restrictions;
+
+/// The variable that forces the fork (`BASHTOOLS_LAUNCH=fork`), read when a
+/// `BashTools` is built.
+pub(crate) const VIA_VAR: &str = "BASHTOOLS_LAUNCH";
+
+/// How the child is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// `clone3` sharing the host's memory where this crate has the code for
+    /// it (x86_64) and the kernel allows it; the fork otherwise.
+    Clone3,
+    /// Always `fork(2)`.
+    Fork,
+}
+
+impl Via {
+    /// The way asked for by [`VIA_VAR`], else the fastest.
+    pub(crate) fn from_env() -> Via {
+        match std::env::var_os(VIA_VAR) {
+            Some(v) if v == "fork" => Via::Fork,
+            _ => Via::Clone3,
+        }
+    }
+}
+
+/// Where a standard input comes from.
+#[derive(Clone, Copy)]
+pub(crate) enum Input<'a> {
+    /// `/dev/null`.
+    Null,
+    /// A copy of this descriptor.
+    Fd(BorrowedFd<'a>),
+    /// A terminal, opened read-write after `setsid` and without
+    /// `O_NOCTTY`, so it becomes the controlling terminal.
+    Terminal(&'a CStr),
+}
+
+/// Where a standard output (or error) goes.
+#[derive(Clone, Copy)]
+pub(crate) enum Output<'a> {
+    /// `/dev/null`.
+    Null,
+    /// A copy of this descriptor.
+    Fd(BorrowedFd<'a>),
+    /// A copy of stdin (its terminal).
+    Stdin,
+}
+
+/// The most descriptors a child keeps beside its stdio.
+const MAX_KEPT: usize = 4;
+
+/// Everything a new process needs, built by the parent; see the module doc
+/// for the order the child applies it in.
+pub(crate) struct ChildSetup<'a> {
+    program: CString,
+    argv: CArray,
+    envp: CArray,
+    cwd: CString,
+    stdin: Input<'a>,
+    stdout: Output<'a>,
+    stderr: Output<'a>,
+    /// Descriptors of ours the child keeps, and the numbers they get (3 or
+    /// more, each at most once).
+    kept: [(RawFd, RawFd); MAX_KEPT],
+    kept_len: usize,
+    session: bool,
+    cgroup: Option<BorrowedFd<'a>>,
+    cgroup_namespace: bool,
+    restrictions: Option<&'a Restrictions>,
+}
+
+/// Strings and the NULL-terminated array of pointers to them that
+/// `execve(2)` takes.
+struct CArray {
+    _strings: Vec<CString>,
+    pointers: Vec<*const libc::c_char>,
+}
+
+impl CArray {
+    fn new(strings: Vec<CString>) -> CArray {
+        let pointers = strings
+            .iter()
+            .map(|s| s.as_ptr())
+            .chain(std::iter::once(std::ptr::null()))
+            .collect();
+        CArray {
+            _strings: strings,
+            pointers,
+        }
+    }
+}
+
+impl<'a> ChildSetup<'a> {
+    /// `program` run with `argv` and exactly the environment `envp`
+    /// (`NAME=VALUE` strings) in `cwd`; stdin `/dev/null`, stdout and
+    /// stderr `/dev/null`, no new session, nothing else kept.
+    pub(crate) fn new(
+        program: CString,
+        argv: Vec<CString>,
+        envp: Vec<CString>,
+        cwd: CString,
+    ) -> ChildSetup<'a> {
+        ChildSetup {
+            program,
+            argv: CArray::new(argv),
+            envp: CArray::new(envp),
+            cwd,
+            stdin: Input::Null,
+            stdout: Output::Null,
+            stderr: Output::Null,
+            kept: [(-1, -1); MAX_KEPT],
+            kept_len: 0,
+            session: false,
+            cgroup: None,
+            cgroup_namespace: false,
+            restrictions: None,
+        }
+    }
+
+    /// The standard streams.
+    pub(crate) fn stdio(
+        mut self,
+        stdin: Input<'a>,
+        stdout: Output<'a>,
+        stderr: Output<'a>,
+    ) -> Self {
+        self.stdin = stdin;
+        self.stdout = stdout;
+        self.stderr = stderr;
+        self
+    }
+
+    /// Keeps `fd` open in the child as descriptor `at` (3 or more).
+    ///
+    /// # Panics
+    /// Past [`MAX_KEPT`] descriptors, or below 3: a bug of ours.
+    pub(crate) fn keep(mut self, fd: BorrowedFd<'a>, at: RawFd) -> Self {
+        assert!(at > 2 && self.kept_len < MAX_KEPT, "a kept descriptor");
+        self.kept[self.kept_len] = (fd.as_raw_fd(), at);
+        self.kept_len += 1;
+        self
+    }
+
+    /// A new session (and process group) led by the child, with no
+    /// controlling terminal unless stdin is a [`Input::Terminal`].
+    pub(crate) fn new_session(mut self) -> Self {
+        self.session = true;
+        self
+    }
+
+    /// Born in the cgroup open at `dir`; with `namespace`, in a cgroup
+    /// namespace rooted there, so that it cannot move itself out.
+    pub(crate) fn cgroup(mut self, dir: BorrowedFd<'a>, namespace: bool) -> Self {
+        self.cgroup = Some(dir);
+        self.cgroup_namespace = namespace;
+        self
+    }
+
+    /// A sandbox's restrictions.
+    pub(crate) fn restrict(mut self, restrictions: Option<&'a Restrictions>) -> Self {
+        self.restrictions = restrictions;
+        self
+    }
+
+    fn kept(&self) -> &[(RawFd, RawFd)] {
+        &self.kept[..self.kept_len]
+    }
+}
+
+/// A step of the child's setup, as a failure names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub(crate) enum Step {
+    /// The process could not be made (`clone3`, `fork`).
+    Clone = 1,
+    /// Joining the cgroup (`cgroup.procs`).
+    Cgroup,
+    /// `setsid`.
+    Session,
+    /// `unshare(CLONE_NEWCGROUP)`.
+    CgroupNamespace,
+    /// Opening the terminal or `/dev/null`.
+    Open,
+    /// Moving descriptors into place, closing the others.
+    Descriptors,
+    /// `chdir` to the working directory.
+    Directory,
+    /// `no_new_privs`.
+    NoNewPrivs,
+    /// Dropping capabilities.
+    Capabilities,
+    /// Installing the seccomp filter.
+    Seccomp,
+    /// `landlock_restrict_self`.
+    Landlock,
+    /// `execve`.
+    Exec,
+}
+
+impl Step {
+    fn from_u8(n: u8) -> Step {
+        const ALL: [Step; 12] = [
+            Step::Clone,
+            Step::Cgroup,
+            Step::Session,
+            Step::CgroupNamespace,
+            Step::Open,
+            Step::Descriptors,
+            Step::Directory,
+            Step::NoNewPrivs,
+            Step::Capabilities,
+            Step::Seccomp,
+            Step::Landlock,
+            Step::Exec,
+        ];
+        ALL.into_iter()
+            .find(|s| *s as u8 == n)
+            .unwrap_or(Step::Exec)
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Step::Clone => "cannot create the process",
+            Step::Cgroup => "cannot join its cgroup",
+            Step::Session => "cannot start a new session",
+            Step::CgroupNamespace => "cannot enter a cgroup namespace of its own",
+            Step::Open => "cannot open its terminal or /dev/null",
+            Step::Descriptors => "cannot set up its descriptors",
+            Step::Directory => "cannot enter its working directory",
+            Step::NoNewPrivs => "cannot set no_new_privs",
+            Step::Capabilities => "cannot drop its capabilities",
+            Step::Seccomp => "cannot install its seccomp filter",
+            Step::Landlock => "cannot enter its Landlock sandbox",
+            Step::Exec => "cannot execute",
+        }
+    }
+}
+
+/// A child that could not be set up: the step and the system's error.
+/// Carried inside an [`io::Error`] (of the errno's kind) on the way up, so
+/// the typed value can be recovered with `get_ref().downcast_ref()`.
+#[derive(Debug)]
+pub(crate) struct LaunchError {
+    step: Step,
+    /// What the step was about: the program for `exec`, the directory for
+    /// `chdir`.
+    subject: Option<String>,
+    source: io::Error,
+}
+
+impl LaunchError {
+    fn new(step: Step, errno: i32, setup: &ChildSetup<'_>) -> LaunchError {
+        let subject = match step {
+            Step::Exec => Some(setup.program.to_string_lossy().into_owned()),
+            Step::Directory => Some(setup.cwd.to_string_lossy().into_owned()),
+            _ => None,
+        };
+        LaunchError {
+            step,
+            subject,
+            source: io::Error::from_raw_os_error(errno),
+        }
+    }
+
+    /// The step that failed.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn step(&self) -> Step {
+        self.step
+    }
+
+    fn into_io(self) -> io::Error {
+        io::Error::new(self.source.kind(), self)
+    }
+}
+
+impl fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.step.describe())?;
+        if let Some(subject) = &self.subject {
+            write!(f, " {subject}")?;
+        }
+        write!(f, ": {}", self.source)
+    }
+}
+
+impl std::error::Error for LaunchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// The error of a program not found on `PATH`: the exec step, ENOENT.
+pub(crate) fn not_found(program: &str) -> io::Error {
+    LaunchError {
+        step: Step::Exec,
+        subject: Some(format!("{program} (not found on PATH)")),
+        source: io::Error::from_raw_os_error(libc::ENOENT),
+    }
+    .into_io()
+}
+
+/// What a child that failed reports: the step and the errno.
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct Failure {
+    step: u8,
+    errno: i32,
+}
+
+/// Set once `clone3` was refused (ENOSYS, EPERM): every later child is
+/// forked without trying it again.
+static CLONE3_REFUSED: AtomicBool = AtomicBool::new(false);
+
+/// Starts the process `setup` describes, `via` the way asked for; returns
+/// its pid once it has exec'd. A step that failed is an [`io::Error`]
+/// holding a [`LaunchError`]; the failed child has been reaped.
+pub(crate) fn launch(setup: &ChildSetup<'_>, via: Via) -> io::Result<u32> {
+    #[cfg(target_arch = "x86_64")]
+    if via == Via::Clone3 && !CLONE3_REFUSED.load(Ordering::Relaxed) {
+        match clone3::launch(setup) {
+            Err(Refused::Clone3(errno)) => {
+                // No clone3 here, or not with CLONE_INTO_CGROUP: fork from
+                // now on (a kernel without it does not grow it).
+                if errno == libc::ENOSYS || errno == libc::EPERM {
+                    CLONE3_REFUSED.store(true, Ordering::Relaxed);
+                }
+            }
+            other => return finish(other, setup),
+        }
+    }
+    let _ = via;
+    finish(fork::launch(setup), setup)
+}
+
+/// Why a way could not start a child.
+enum Refused {
+    /// `clone3` itself failed with this errno: the fork may still work.
+    Clone3(i32),
+    /// The child was made and failed at a step (and was reaped), or the
+    /// fork failed.
+    Failed(Failure),
+}
+
+fn finish(outcome: Result<u32, Refused>, setup: &ChildSetup<'_>) -> io::Result<u32> {
+    match outcome {
+        Ok(pid) => Ok(pid),
+        Err(Refused::Failed(f)) => {
+            Err(LaunchError::new(Step::from_u8(f.step), f.errno, setup).into_io())
+        }
+        Err(Refused::Clone3(errno)) => Err(LaunchError::new(Step::Clone, errno, setup).into_io()),
+    }
+}
+
+/// Reaps a child that reported a failure (it exits at once): the reaper
+/// owns a pid only once its start returns, so nobody else will.
+fn reap_failed(pid: libc::pid_t) {
+    let mut status = 0;
+    // SAFETY: waits for our own child, just made; retried on EINTR.
+    while unsafe { libc::waitpid(pid, &mut status, libc::__WALL) } < 0
+        && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    {}
+}
+
+/// Blocks every signal on the calling thread until dropped (then restores
+/// its mask): a handler of the host must not run in a child that shares
+/// its memory, or before the child has reset it. The raw call, since
+/// glibc's keeps two signals of its own unblocked.
+struct SignalsBlocked {
+    old: [u64; 1],
+}
+
+impl SignalsBlocked {
+    fn new() -> SignalsBlocked {
+        let all = [u64::MAX];
+        let mut old = [0u64; 1];
+        // SAFETY: both masks are 8 bytes, the size the kernel is told.
+        unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigprocmask,
+                libc::SIG_SETMASK,
+                all.as_ptr(),
+                old.as_mut_ptr(),
+                8usize,
+            )
+        };
+        SignalsBlocked { old }
+    }
+}
+
+impl Drop for SignalsBlocked {
+    fn drop(&mut self) {
+        // SAFETY: as in `new`; restores the mask this thread had.
+        unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigprocmask,
+                libc::SIG_SETMASK,
+                self.old.as_ptr(),
+                std::ptr::null_mut::<u64>(),
+                8usize,
+            )
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests;
