@@ -801,26 +801,38 @@ fn stop_scaling(mode: &Mode) {
             .collect()
     };
     for &n in counts {
-        // kill_shell of one shell while n are live (a fresh one each time,
-        // so n stay live through the samples).
+        // kill_shell of one shell while n are live, a fresh one started
+        // after each, so n stay live through the samples: the oldest (long
+        // settled), then the newest (just started: its exec may still be
+        // closing the host's descriptors, a cost of the spawn that the
+        // kill then waits for).
         let mut ids = start_n(n);
-        let mut lat = Vec::new();
-        for _ in 0..kills {
-            let id = ids.pop().unwrap();
-            let s = Instant::now();
-            let r = t.kill_shell(&json!({"shell_id": id}));
-            lat.push(s.elapsed());
-            assert!(!r.is_error, "{}", r.text);
-            ids.extend(start_n(1));
+        for (which, oldest) in [("oldest", true), ("newest", false)] {
+            let mut lat = Vec::new();
+            for _ in 0..kills {
+                if oldest {
+                    settled(&t);
+                }
+                let id = if oldest {
+                    ids.remove(0)
+                } else {
+                    ids.pop().unwrap()
+                };
+                let s = Instant::now();
+                let r = t.kill_shell(&json!({"shell_id": id}));
+                lat.push(s.elapsed());
+                assert!(!r.is_error, "{}", r.text);
+                ids.extend(start_n(1));
+            }
+            let k = stats(lat);
+            row(
+                &format!("`kill_shell` of the {which}, {n} live: median / p99"),
+                &format!("{} / {}", ms(k.median), ms(k.p99)),
+                "",
+                "",
+                "flat in N",
+            );
         }
-        let k = stats(lat);
-        row(
-            &format!("`kill_shell` of one, {n} live: median / p99"),
-            &format!("{} / {}", ms(k.median), ms(k.p99)),
-            "",
-            "",
-            "flat in N",
-        );
         let s = Instant::now();
         t.stop_all();
         let all = s.elapsed();
@@ -832,6 +844,21 @@ fn stop_scaling(mode: &Mode) {
             "",
             "per shell flat in N",
         );
+    }
+}
+
+/// Waits until every background shell of `t` has exec'd its `sleep`: no
+/// start is still in flight.
+fn settled(t: &BashTools) {
+    let comm = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let end = Instant::now() + Duration::from_secs(120);
+    while !t
+        .background_pids()
+        .into_iter()
+        .all(|p| comm(p).trim() == "sleep")
+    {
+        assert!(Instant::now() < end, "the shells never settled");
+        std::thread::yield_now();
     }
 }
 

@@ -1,19 +1,25 @@
 //! The reaper: one thread per process that collects the exits of the
-//! process-group leaders we started (contract §2).
+//! processes we started (contract §2).
 //!
-//! It waits for SIGCHLD through signal-hook's self-pipe (unblocked on its
-//! own thread, so a host that blocks SIGCHLD everywhere still has its
-//! commands reaped), then calls
-//! `waitpid(2)` with `WNOHANG` for each pid it owns — never `waitpid(-1)`,
-//! because the host's other children are not ours to reap (a host that
-//! spawns a `std::process::Child` must still get its real exit status).
+//! Each child we start is handed over with a pidfd of it (`pidfd_open(2)`),
+//! registered in one `epoll(7)` set. A pidfd becomes readable when its
+//! process exits, so the thread learns *which* child ended and reaps that
+//! one alone with `waitpid(pid, WNOHANG)`: an exit costs the same with one
+//! live command or a thousand. Never `waitpid(-1)`, nor a `waitid(P_ALL)`
+//! peek — the kernel answers that by walking every child of the process,
+//! which made each exit cost in proportion to the live commands — and the
+//! host's other children are never ours to reap (a host that spawns a
+//! `std::process::Child` must still get its real exit status).
+//!
+//! A child whose pidfd cannot be had (no descriptor left, a kernel before
+//! 5.3) is swept instead at every SIGCHLD, received through signal-hook's
+//! self-pipe, which is in the same epoll set. SIGCHLD is unblocked on the
+//! thread, so a host that blocks it everywhere still has those reaped.
 //!
 //! A host that set SIGCHLD to SIG_IGN keeps it: no handler is installed
-//! (one would turn the host's own children into zombies); the thread polls
-//! a pidfd per owned leader instead (`pidfd_open(2)`), and since the kernel
-//! reaps such children itself, their statuses are lost ([`Exit::Lost`]) and
-//! a pid may be reused once its process ends: signals to it are then only
-//! as safe as `kill(2)` is.
+//! (one would turn the host's own children into zombies). The kernel then
+//! reaps such children itself, so their statuses are lost ([`Exit::Lost`]),
+//! though the pidfd still tells when they end.
 //!
 //! The owned set is also the guard against signalling a recycled pid: a pid
 //! is signalled only under the same lock, while it is still in the set. A pid
@@ -22,17 +28,18 @@
 //! it while we might signal it.
 
 use std::collections::HashMap;
-use std::io;
+use std::io::{self, Read};
 use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::sync::OnceLock;
 
 use nix::errno::Errno;
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use parking_lot::Mutex;
 use signal_hook::consts::SIGCHLD;
-use signal_hook::iterator::Signals;
 
 /// How a process-group leader ended, as `waitpid(2)` told it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,18 +69,20 @@ impl Exit {
 pub(crate) type ExitHook = Box<dyn FnOnce(Exit) + Send>;
 
 pub(crate) struct Reaper {
-    /// The leaders we started and have not reaped yet.
-    owned: Mutex<HashMap<i32, ExitHook>>,
-    /// Where the host ignores SIGCHLD: a pidfd per owned leader, polled by
-    /// the reaper thread instead of a SIGCHLD handler, and the pipe that
-    /// wakes it when one is added.
-    polled: Option<Polled>,
+    /// The children we started and have not reaped yet, each with its
+    /// hook and its pidfd (`None`: swept at SIGCHLD instead).
+    owned: Mutex<HashMap<i32, Owned>>,
+    /// The epoll set of the pidfds (and of the SIGCHLD pipe).
+    epoll: Epoll,
 }
 
-struct Polled {
-    pidfds: Mutex<HashMap<i32, OwnedFd>>,
-    wake: (OwnedFd, OwnedFd),
+struct Owned {
+    hook: ExitHook,
+    pidfd: Option<OwnedFd>,
 }
+
+/// The epoll datum of the SIGCHLD pipe (pids are positive).
+const SIGCHLD_TOKEN: u64 = u64::MAX;
 
 /// Whether the host has SIGCHLD set to SIG_IGN (or SA_NOCLDWAIT): the
 /// kernel then reaps every child itself, and installing a handler would
@@ -111,41 +120,41 @@ pub(crate) fn get() -> Option<&'static Reaper> {
 
 fn start() -> Result<Reaper, (io::ErrorKind, String)> {
     let fail = |what: &str, e: io::Error| (e.kind(), format!("{what}: {e}"));
-    if host_ignores_sigchld() {
-        let wake = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-            .map_err(|e| fail("cannot make the reaper's pipe", e.into()))?;
-        std::thread::Builder::new()
-            .name("bashtools-reaper".into())
-            .spawn(poll_forever)
-            .map_err(|e| fail("cannot start the reaper thread", e))?;
-        return Ok(Reaper {
-            owned: Mutex::new(HashMap::new()),
-            polled: Some(Polled {
-                pidfds: Mutex::new(HashMap::new()),
-                wake,
-            }),
-        });
-    }
+    let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)
+        .map_err(|e| fail("cannot make the reaper's epoll set", e.into()))?;
     // The handler is registered here, before any child can exist, so no
-    // SIGCHLD of ours is ever missed.
-    let signals =
-        Signals::new([SIGCHLD]).map_err(|e| fail("cannot install the SIGCHLD handler", e))?;
+    // SIGCHLD of ours is ever missed; none where the host ignores SIGCHLD.
+    let pipe = if host_ignores_sigchld() {
+        None
+    } else {
+        let (read, write) =
+            UnixStream::pair().map_err(|e| fail("cannot make the reaper's SIGCHLD pipe", e))?;
+        read.set_nonblocking(true)
+            .map_err(|e| fail("cannot make the reaper's SIGCHLD pipe", e))?;
+        signal_hook::low_level::pipe::register(SIGCHLD, write)
+            .map_err(|e| fail("cannot install the SIGCHLD handler", e))?;
+        epoll
+            .add(&read, EpollEvent::new(EpollFlags::EPOLLIN, SIGCHLD_TOKEN))
+            .map_err(|e| fail("cannot watch the reaper's SIGCHLD pipe", e.into()))?;
+        Some(read)
+    };
     std::thread::Builder::new()
         .name("bashtools-reaper".into())
-        .spawn(move || reap_forever(signals))
+        .spawn(move || reap_forever(pipe))
         .map_err(|e| fail("cannot start the reaper thread", e))?;
     Ok(Reaper {
         owned: Mutex::new(HashMap::new()),
-        polled: None,
+        epoll,
     })
 }
 
-/// The reaper where the host ignores SIGCHLD: poll every owned leader's
-/// pidfd (and the wake pipe); a readable pidfd is an exit, whose status the
-/// kernel has discarded (reported as [`Exit::Lost`]).
-fn poll_forever() {
-    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-    use std::os::fd::AsFd;
+fn reap_forever(pipe: Option<UnixStream>) {
+    // A host that blocked SIGCHLD in every thread before first use made
+    // this thread with it blocked too: unblocked here, this thread is the
+    // one the kernel delivers it to, and no other thread's mask changes.
+    let mut chld = nix::sys::signal::SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    let _ = chld.thread_unblock();
     // The Reaper is stored once this thread's creator returns.
     let reaper = loop {
         if let Some(r) = get() {
@@ -153,65 +162,28 @@ fn poll_forever() {
         }
         std::thread::yield_now();
     };
-    let Some(polled) = &reaper.polled else {
-        return;
-    };
+    let mut events = [EpollEvent::empty(); 64];
     loop {
-        let fds: Vec<(i32, OwnedFd)> = polled
-            .pidfds
-            .lock()
-            .iter()
-            .filter_map(|(&pid, fd)| Some((pid, fd.try_clone().ok()?)))
-            .collect();
-        let mut polls: Vec<PollFd> = vec![PollFd::new(polled.wake.0.as_fd(), PollFlags::POLLIN)];
-        polls.extend(
-            fds.iter()
-                .map(|(_, fd)| PollFd::new(fd.as_fd(), PollFlags::POLLIN)),
-        );
-        if poll(&mut polls, PollTimeout::NONE).is_err() {
-            continue;
-        }
-        let woken = polls[0].revents().is_some_and(|r| !r.is_empty());
-        let ended: Vec<i32> = fds
-            .iter()
-            .zip(&polls[1..])
-            .filter(|(_, p)| p.revents().is_some_and(|r| !r.is_empty()))
-            .map(|((pid, _), _)| *pid)
-            .collect();
-        if woken {
-            let mut buf = [0u8; 64];
-            let _ = nix::unistd::read(std::os::fd::AsRawFd::as_raw_fd(&polled.wake.0), &mut buf);
-        }
-        let mut hooks = Vec::new();
-        {
-            let mut owned = reaper.owned.lock();
-            for pid in ended {
-                polled.pidfds.lock().remove(&pid);
-                let exit = try_reap(pid).unwrap_or(Exit::Lost);
-                if let Some(hook) = owned.remove(&pid) {
-                    hooks.push((hook, exit));
-                }
+        let n = match reaper.epoll.wait(&mut events, EpollTimeout::NONE) {
+            Ok(n) => n,
+            // EINTR: a signal handled on this thread (SIGCHLD itself).
+            Err(_) => continue,
+        };
+        let mut pids = Vec::with_capacity(n);
+        let mut sweep = false;
+        for event in &events[..n] {
+            match event.data() {
+                SIGCHLD_TOKEN => sweep = true,
+                pid => pids.push(pid as i32),
             }
         }
-        for (hook, exit) in hooks {
-            hook(exit);
+        if sweep {
+            if let Some(pipe) = &pipe {
+                let mut buf = [0u8; 64];
+                while matches!((&*pipe).read(&mut buf), Ok(n) if n > 0) {}
+            }
         }
-    }
-}
-
-fn reap_forever(mut signals: Signals) {
-    // A host that blocked SIGCHLD in every thread before first use made
-    // this thread with it blocked too: unblocked here, this thread is the
-    // one the kernel delivers it to, and no other thread's mask changes.
-    let mut chld = nix::sys::signal::SigSet::empty();
-    chld.add(Signal::SIGCHLD);
-    let _ = chld.thread_unblock();
-    // `forever` yields after every SIGCHLD (several exits may share one
-    // signal, so each wake-up sweeps every owned pid).
-    for _ in signals.forever() {
-        if let Some(reaper) = get() {
-            reaper.sweep();
-        }
+        reaper.reap(&pids, sweep);
     }
 }
 
@@ -228,24 +200,24 @@ impl Reaper {
     ) -> io::Result<u32> {
         let mut owned = self.owned.lock();
         let pid = start()?;
-        owned.insert(pid as i32, hook);
-        if let Some(polled) = &self.polled {
-            match crate::os::group::pidfd_open(pid) {
-                Some(fd) => {
-                    polled.pidfds.lock().insert(pid as i32, fd);
-                }
-                // Ended and reaped by the kernel already: a pipe wake-up
-                // is not enough, so report it on this thread's way out.
-                None => {
-                    if let Some(hook) = owned.remove(&(pid as i32)) {
-                        drop(owned);
-                        hook(Exit::Lost);
-                        return Ok(pid);
-                    }
-                }
-            }
-            let _ = nix::unistd::write(&polled.wake.1, b"x");
+        // A pidfd that cannot be had, or watched, leaves the child to the
+        // sweep at SIGCHLD (where the host ignores SIGCHLD, the kernel may
+        // even have reaped it already: its exit is then told at once).
+        let pidfd = pidfd_of(pid).filter(|fd| {
+            self.epoll
+                .add(fd, EpollEvent::new(EpollFlags::EPOLLIN, pid as u64))
+                .is_ok()
+        });
+        // Without a pidfd where the host ignores SIGCHLD, nothing would
+        // tell of this child's end: gone already (the usual reason the
+        // pidfd failed), its end is told at once.
+        let gone = || nix::sys::signal::kill(Pid::from_raw(pid as i32), None).is_err();
+        if pidfd.is_none() && host_ignores_sigchld() && gone() {
+            drop(owned);
+            hook(try_reap(pid as i32).unwrap_or(Exit::Lost));
+            return Ok(pid);
         }
+        owned.insert(pid as i32, Owned { hook, pidfd });
         Ok(pid)
     }
 
@@ -271,39 +243,34 @@ impl Reaper {
         true
     }
 
-    /// Collects every owned pid that has ended; runs the hooks outside the
-    /// lock, so a hook may call back into the reaper (to signal, or to spawn).
-    fn sweep(&self) {
+    /// Reaps the children `pids` (their pidfds said they ended) and, with
+    /// `sweep` (a SIGCHLD), every owned child without a pidfd that has
+    /// ended; runs the hooks outside the lock, so a hook may call back
+    /// into the reaper (to signal, or to spawn).
+    fn reap(&self, pids: &[i32], sweep: bool) {
         let mut ended: Vec<(ExitHook, Exit)> = Vec::new();
         {
             let mut owned = self.owned.lock();
-            // Fast path: ask the kernel which child has ended, without
-            // reaping it (WNOWAIT), and reap it only if it is ours. One
-            // exit then costs two system calls, not one per owned pid.
-            while let Some(pid) = peek_ended_child() {
-                if !owned.contains_key(&pid) {
-                    // The host's child: not ours to reap, and it hides any
-                    // exit behind it from the peek. Fall back to asking
-                    // for each of ours.
-                    break;
-                }
-                match try_reap(pid) {
-                    Some(exit) => {
-                        if let Some(hook) = owned.remove(&pid) {
-                            ended.push((hook, exit));
-                        }
+            let unpolled: Vec<i32> = if sweep {
+                owned
+                    .iter()
+                    .filter(|(_, o)| o.pidfd.is_none())
+                    .map(|(&pid, _)| pid)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            for &pid in pids.iter().chain(&unpolled) {
+                // A readable pidfd whose child cannot be reaped was reaped
+                // by someone else (a host's `waitpid(-1)`): Lost.
+                let Some(exit) = try_reap(pid) else {
+                    continue;
+                };
+                if let Some(o) = owned.remove(&pid) {
+                    if let Some(fd) = &o.pidfd {
+                        let _ = self.epoll.delete(fd);
                     }
-                    None => break,
-                }
-            }
-            if peek_ended_child().is_some() {
-                let pids: Vec<i32> = owned.keys().copied().collect();
-                for pid in pids {
-                    if let Some(exit) = try_reap(pid) {
-                        if let Some(hook) = owned.remove(&pid) {
-                            ended.push((hook, exit));
-                        }
-                    }
+                    ended.push((o.hook, exit));
                 }
             }
         }
@@ -311,28 +278,6 @@ impl Reaper {
             hook(exit);
         }
     }
-}
-
-/// The pid of some child of this process that has exited and is not reaped
-/// yet, leaving it unreaped: `waitid(P_ALL, WEXITED | WNOHANG | WNOWAIT)`.
-fn peek_ended_child() -> Option<i32> {
-    // SAFETY: waitid fills the siginfo it is given; with WNOWAIT it changes
-    // nothing, so the host's children keep their exit statuses.
-    let mut info: nix::libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let ret = unsafe {
-        nix::libc::waitid(
-            nix::libc::P_ALL,
-            0,
-            &mut info,
-            nix::libc::WEXITED | nix::libc::WNOHANG | nix::libc::WNOWAIT,
-        )
-    };
-    if ret != 0 {
-        return None;
-    }
-    // SAFETY: si_pid is valid for a SIGCHLD siginfo; 0 means none has ended.
-    let pid = unsafe { info.si_pid() };
-    (pid != 0).then_some(pid)
 }
 
 /// One `waitpid(pid, WNOHANG)`: the exit if the pid has ended and is now reaped.
@@ -346,5 +291,60 @@ fn try_reap(pid: i32) -> Option<Exit> {
         Err(Errno::ECHILD) => Some(Exit::Lost),
         // EINTR and the like: the next SIGCHLD sweeps again.
         Err(_) => None,
+    }
+}
+
+/// A pidfd of `pid`, or `None` (in the tests: also when they ask for the
+/// sweep at SIGCHLD).
+fn pidfd_of(pid: u32) -> Option<OwnedFd> {
+    #[cfg(test)]
+    if tests::NO_PIDFD.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    crate::os::group::pidfd_open(pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    /// Children started while set get no pidfd (the sweep at SIGCHLD
+    /// reaps them). Other tests' children may be swept too while it is
+    /// set, which is as correct, only not as quick.
+    pub(super) static NO_PIDFD: AtomicBool = AtomicBool::new(false);
+
+    fn exit_of(script: &str) -> Exit {
+        use crate::os::launch::{launch, ChildSetup, Via};
+        use std::ffi::CString;
+        let c = |s: &str| CString::new(s).unwrap();
+        let setup = ChildSetup::new(
+            c("/bin/sh"),
+            vec![c("sh"), c("-c"), c(script)],
+            vec![],
+            c("/"),
+        );
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        init()
+            .unwrap()
+            .spawn(
+                || launch(&setup, Via::Clone3),
+                Box::new(move |exit| {
+                    let _ = tx.send(exit);
+                }),
+            )
+            .unwrap();
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("the exit is collected")
+    }
+
+    #[test]
+    fn an_exit_is_collected_through_the_pidfd_and_without_one() {
+        assert_eq!(exit_of("exit 3"), Exit::Code(3));
+        NO_PIDFD.store(true, std::sync::atomic::Ordering::Relaxed);
+        let swept = exit_of("kill -TERM $$");
+        NO_PIDFD.store(false, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(swept, Exit::Signal(nix::libc::SIGTERM));
     }
 }
