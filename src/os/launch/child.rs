@@ -91,7 +91,14 @@ fn check(ret: libc::c_long) -> Result<libc::c_long, i32> {
 
 /// Runs every step of `setup` and execs; never returns. `join_cgroup`:
 /// the child was not born in its cgroup and moves itself there first.
-pub(super) fn run(setup: &ChildSetup<'_>, join_cgroup: bool, report: Report<'_>) -> ! {
+/// `staging`: the child shares the host's descriptor table, and these are
+/// the descriptors it may use to keep what it needs (`staging.rs`).
+pub(super) fn run(
+    setup: &ChildSetup<'_>,
+    join_cgroup: bool,
+    report: Report<'_>,
+    staging: Option<&[RawFd]>,
+) -> ! {
     let step = |step: Step, r: Result<(), i32>| {
         if let Err(e) = r {
             fail(report, step, e)
@@ -116,15 +123,16 @@ pub(super) fn run(setup: &ChildSetup<'_>, join_cgroup: bool, report: Report<'_>)
         let r = check(unsafe { libc::unshare(libc::CLONE_NEWCGROUP) }.into());
         step(Step::CgroupNamespace, r.map(drop));
     }
-    if let Err((s, e)) = descriptors(setup) {
-        fail(report, s, e);
-    }
+    let ruleset = match descriptors(setup, staging) {
+        Ok(ruleset) => ruleset,
+        Err((s, e)) => fail(report, s, e),
+    };
     // SAFETY: a NUL-terminated path the parent prepared.
     let r = check(unsafe { libc::chdir(setup.cwd.as_ptr()) }.into());
     step(Step::Directory, r.map(drop));
     default_dispositions();
     if let Some(r) = setup.restrictions {
-        if let Err((s, e)) = r.apply() {
+        if let Err((s, e)) = r.apply(ruleset) {
             fail(report, s, e);
         }
     }
@@ -169,14 +177,101 @@ fn open(path: &std::ffi::CStr, flags: libc::c_int) -> Result<RawFd, (Step, i32)>
         .map_err(|e| (Step::Open, e))
 }
 
+/// Where each source descriptor the child needs ended up: itself, or a
+/// staging descriptor.
+struct Staged {
+    from: [RawFd; STAGED],
+    to: [RawFd; STAGED],
+    len: usize,
+}
+
+/// Sources: stdin, stdout, stderr, the kept ones, the ruleset.
+const STAGED: usize = 3 + MAX_KEPT + 1;
+
+impl Staged {
+    fn at(&self, fd: RawFd) -> RawFd {
+        (0..self.len)
+            .find(|&i| self.from[i] == fd)
+            .map_or(fd, |i| self.to[i])
+    }
+}
+
+/// A child sharing the host's table: copies every source it needs onto a
+/// staging descriptor, then takes a private table of the descriptors below
+/// the highest of them (the rest of the host's are never copied).
+fn stage(setup: &ChildSetup<'_>, staging: &[RawFd]) -> Result<Staged, (Step, i32)> {
+    let mut staged = Staged {
+        from: [-1; STAGED],
+        to: [-1; STAGED],
+        len: 0,
+    };
+    let mut add = |fd: RawFd| -> Result<(), (Step, i32)> {
+        if fd < 0 || staged.from[..staged.len].contains(&fd) {
+            return Ok(());
+        }
+        let to = staging[staged.len];
+        // SAFETY: descriptors of ours; the copy is close-on-exec, so a host
+        // thread forking meanwhile passes it to no program.
+        check(unsafe { libc::dup3(fd, to, libc::O_CLOEXEC) }.into())
+            .map_err(|e| (Step::Descriptors, e))?;
+        staged.from[staged.len] = fd;
+        staged.to[staged.len] = to;
+        staged.len += 1;
+        Ok(())
+    };
+    if let Input::Fd(fd) = setup.stdin {
+        add(fd.as_raw_fd())?;
+    }
+    for out in [setup.stdout, setup.stderr] {
+        if let Output::Fd(fd) = out {
+            add(fd.as_raw_fd())?;
+        }
+    }
+    for &(fd, _) in setup.kept() {
+        add(fd)?;
+    }
+    if let Some(fd) = setup.restrictions.and_then(|r| r.ruleset()) {
+        add(fd)?;
+    }
+    let top = staging.iter().copied().max().unwrap_or(2);
+    // SAFETY: no pointers. From here on the table is the child's own.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            (top + 1) as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_UNSHARE,
+        )
+    };
+    if r != 0 {
+        // A kernel before 5.9: a private copy of the whole table.
+        // SAFETY: no pointers.
+        check(unsafe { libc::unshare(libc::CLONE_FILES) }.into())
+            .map_err(|e| (Step::Descriptors, e))?;
+    }
+    Ok(staged)
+}
+
 /// Stdio and the kept descriptors into place, every other one
-/// close-on-exec.
-fn descriptors(setup: &ChildSetup<'_>) -> Result<(), (Step, i32)> {
+/// close-on-exec. Returns where the Landlock ruleset now is.
+fn descriptors(
+    setup: &ChildSetup<'_>,
+    staging: Option<&[RawFd]>,
+) -> Result<Option<RawFd>, (Step, i32)> {
+    let staged = match staging {
+        Some(staging) => stage(setup, staging)?,
+        None => Staged {
+            from: [-1; STAGED],
+            to: [-1; STAGED],
+            len: 0,
+        },
+    };
+    let src = |fd: RawFd| staged.at(fd);
     // (source, target) of every descriptor the program gets.
     let mut moves = [(-1 as RawFd, -1 as RawFd); 3 + MAX_KEPT];
     let stdin = match setup.stdin {
         Input::Null => open(c"/dev/null", libc::O_RDONLY | libc::O_CLOEXEC)?,
-        Input::Fd(fd) => fd.as_raw_fd(),
+        Input::Fd(fd) => src(fd.as_raw_fd()),
         // Read-write, after setsid, without O_NOCTTY: it becomes the
         // controlling terminal.
         Input::Terminal(tty) => open(tty, libc::O_RDWR | libc::O_CLOEXEC)?,
@@ -185,7 +280,7 @@ fn descriptors(setup: &ChildSetup<'_>) -> Result<(), (Step, i32)> {
     let mut output = |o: Output<'_>| -> Result<RawFd, (Step, i32)> {
         Ok(match o {
             Output::Stdin => stdin,
-            Output::Fd(fd) => fd.as_raw_fd(),
+            Output::Fd(fd) => src(fd.as_raw_fd()),
             Output::Null => {
                 if null_out < 0 {
                     null_out = open(c"/dev/null", libc::O_WRONLY | libc::O_CLOEXEC)?;
@@ -198,7 +293,9 @@ fn descriptors(setup: &ChildSetup<'_>) -> Result<(), (Step, i32)> {
     moves[1] = (output(setup.stdout)?, 1);
     moves[2] = (output(setup.stderr)?, 2);
     let n = 3 + setup.kept().len();
-    moves[3..n].copy_from_slice(setup.kept());
+    for (m, &(fd, at)) in moves[3..n].iter_mut().zip(setup.kept()) {
+        *m = (src(fd), at);
+    }
     let moves = &mut moves[..n];
     let above = moves.iter().map(|m| m.1).max().unwrap_or(2) + 1;
     // A source that is another move's target would be overwritten before
@@ -215,6 +312,17 @@ fn descriptors(setup: &ChildSetup<'_>) -> Result<(), (Step, i32)> {
                 }
             }
         }
+    }
+    // The ruleset is no move's source, but must not be a move's target.
+    let mut ruleset = setup
+        .restrictions
+        .and_then(|r| r.ruleset())
+        .map(|fd| staged.at(fd));
+    if let Some(fd) = ruleset.filter(|&fd| moves.iter().any(|m| m.1 == fd)) {
+        // SAFETY: duplicates a descriptor of ours.
+        let copy = check(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, above) }.into())
+            .map_err(|e| (Step::Descriptors, e))?;
+        ruleset = Some(copy as RawFd);
     }
     for &(src, dst) in moves.iter() {
         // SAFETY (both): descriptors of ours; no pointers.
@@ -240,7 +348,8 @@ fn descriptors(setup: &ChildSetup<'_>) -> Result<(), (Step, i32)> {
         }
         from = at + 1;
     }
-    cloexec_range(from, RawFd::MAX)
+    cloexec_range(from, RawFd::MAX)?;
+    Ok(ruleset)
 }
 
 /// Marks descriptors `lo..=hi` close-on-exec: `close_range(2)` with

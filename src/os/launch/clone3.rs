@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nix::libc;
 
 use super::child::{self, Report};
+use super::staging::{self, Staging};
 use super::{reap_failed, ChildSetup, Refused, SignalsBlocked};
 
 /// `CLONE_INTO_CGROUP` from `<linux/sched.h>`.
@@ -50,14 +51,20 @@ const CHILD_STACK: usize = 64 * 1024;
 struct Shared<'a, 'b> {
     setup: &'a ChildSetup<'b>,
     failure: AtomicU64,
+    /// The staging descriptors, when the child shares the host's table.
+    staging: Option<&'a Staging>,
 }
 
 /// Starts the child; `Refused::Clone3` when the kernel refuses the clone
 /// itself (the caller then forks).
 pub(super) fn launch(setup: &ChildSetup<'_>) -> Result<u32, Refused> {
+    // Shared descriptor table and staging descriptors where they could be
+    // had (see `staging.rs`); held until the child has exec'd.
+    let staging = staging::take();
     let shared = Shared {
         setup,
         failure: AtomicU64::new(0),
+        staging: staging.as_ref().map(|(s, _)| *s),
     };
     // u128 keeps the top of the stack 16-byte aligned, as the ABI wants.
     let mut stack = vec![0u128; CHILD_STACK / 16];
@@ -68,6 +75,9 @@ pub(super) fn launch(setup: &ChildSetup<'_>) -> Result<u32, Refused> {
         stack_size: (stack.len() * 16) as u64,
         ..CloneArgs::default()
     };
+    if shared.staging.is_some() {
+        args.flags |= libc::CLONE_FILES as u64;
+    }
     if let Some(dir) = setup.cgroup {
         args.flags |= CLONE_INTO_CGROUP;
         args.cgroup = dir.as_raw_fd() as u64;
@@ -101,6 +111,10 @@ pub(super) fn launch(setup: &ChildSetup<'_>) -> Result<u32, Refused> {
     }
     drop(blocked);
     drop(stack);
+    if let Some((staging, guard)) = staging {
+        staging.reset();
+        drop(guard);
+    }
     if ret < 0 {
         return Err(Refused::Clone3(-ret as i32));
     }
@@ -118,5 +132,6 @@ extern "C" fn entry(shared: *const Shared<'_, '_>) -> ! {
     // SAFETY: the parent keeps `shared` alive and still until we exec or
     // exit (CLONE_VFORK).
     let shared = unsafe { &*shared };
-    child::run(shared.setup, false, Report::Slot(&shared.failure))
+    let staging = shared.staging.map(|s| &s.fds[..]);
+    child::run(shared.setup, false, Report::Slot(&shared.failure), staging)
 }

@@ -16,6 +16,10 @@ use nix::libc;
 use super::child::{self, Report};
 use super::{reap_failed, ChildSetup, Failure, Refused, SignalsBlocked, Step};
 
+/// The lowest number the report pipe's write end may have: above every
+/// descriptor a child keeps.
+const REPORT_FD_MIN: i32 = 256;
+
 pub(super) fn launch(setup: &ChildSetup<'_>) -> Result<u32, Refused> {
     let failed = |errno: i32| {
         Refused::Failed(Failure {
@@ -31,14 +35,26 @@ pub(super) fn launch(setup: &ChildSetup<'_>) -> Result<u32, Refused> {
         ));
     }
     // SAFETY: both were just made by pipe2 and are owned by nobody else.
-    let (read_end, write_end) =
+    let (read_end, low_end) =
         unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // The child writes its report after moving descriptors into place: the
+    // write end must be above every number they go to.
+    // SAFETY: duplicates our descriptor; the copy is owned below.
+    let high = unsafe { libc::fcntl(low_end.as_raw_fd(), libc::F_DUPFD_CLOEXEC, REPORT_FD_MIN) };
+    if high < 0 {
+        return Err(failed(
+            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+        ));
+    }
+    drop(low_end);
+    // SAFETY: just made, owned by nobody else.
+    let write_end = unsafe { OwnedFd::from_raw_fd(high) };
     let blocked = SignalsBlocked::new();
     // SAFETY: the child runs only `child::run`, which makes raw system
     // calls and never returns.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
-        child::run(setup, true, Report::Pipe(write_end.as_raw_fd()));
+        child::run(setup, true, Report::Pipe(write_end.as_raw_fd()), None);
     }
     let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
     drop(blocked);

@@ -46,6 +46,7 @@ mod child;
 mod clone3;
 mod fork;
 pub(crate) mod restrict;
+mod staging;
 
 use std::ffi::{CStr, CString};
 use std::fmt;
@@ -188,12 +189,15 @@ impl<'a> ChildSetup<'a> {
         self
     }
 
-    /// Keeps `fd` open in the child as descriptor `at` (3 or more).
+    /// Keeps `fd` open in the child as descriptor `at` (3 to 255).
     ///
     /// # Panics
-    /// Past [`MAX_KEPT`] descriptors, or below 3: a bug of ours.
+    /// Past [`MAX_KEPT`] descriptors, or out of that range: a bug of ours.
     pub(crate) fn keep(mut self, fd: BorrowedFd<'a>, at: RawFd) -> Self {
-        assert!(at > 2 && self.kept_len < MAX_KEPT, "a kept descriptor");
+        assert!(
+            (3..256).contains(&at) && self.kept_len < MAX_KEPT,
+            "a kept descriptor"
+        );
         self.kept[self.kept_len] = (fd.as_raw_fd(), at);
         self.kept_len += 1;
         self

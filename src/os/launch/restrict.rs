@@ -22,7 +22,7 @@
 //!   open the descriptors of any process outside it — the host, or
 //!   another command.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use nix::libc;
 
@@ -70,10 +70,17 @@ impl Restrictions {
         }
     }
 
-    /// In the child: applies everything, in order. `Err` names the step
-    /// that failed and its errno. Async-signal-safe: raw system calls on
-    /// values prepared by [`Restrictions::new`], structs on the stack.
-    pub(super) fn apply(&self) -> Result<(), (Step, i32)> {
+    /// The Landlock ruleset's descriptor in the host.
+    pub(super) fn ruleset(&self) -> Option<RawFd> {
+        self.landlock.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// In the child: applies everything, in order; the ruleset is the
+    /// child's descriptor `ruleset` (it may have been moved). `Err` names
+    /// the step that failed and its errno. Async-signal-safe: raw system
+    /// calls on values prepared by [`Restrictions::new`], structs on the
+    /// stack.
+    pub(super) fn apply(&self, ruleset: Option<RawFd>) -> Result<(), (Step, i32)> {
         let errno = || {
             std::io::Error::last_os_error()
                 .raw_os_error()
@@ -124,10 +131,8 @@ impl Restrictions {
         {
             return Err((Step::Seccomp, errno()));
         }
-        if let Some(ruleset) = &self.landlock {
-            if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) }
-                != 0
-            {
+        if let Some(ruleset) = ruleset {
+            if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) } != 0 {
                 return Err((Step::Landlock, errno()));
             }
         }

@@ -251,3 +251,21 @@ fn signals_are_default_and_unblocked_in_the_child() {
 }
 
 use std::os::fd::{AsRawFd, FromRawFd};
+
+#[test]
+fn after_a_launch_the_staging_descriptors_hold_nothing_of_the_child() {
+    let out = Scratch::new("staging");
+    let file = out.create();
+    let kept = File::open("/dev/zero").unwrap();
+    let setup = sh("echo staged", &file).keep(kept.as_fd(), 9);
+    assert_eq!(wait(launch(&setup, Via::Clone3).unwrap()), 0);
+    assert_eq!(out.text(), "staged\n");
+    let Some((staging, _guard)) = staging::take() else {
+        eprintln!("SKIP: no staging descriptors could be opened");
+        return;
+    };
+    for &fd in &staging.fds {
+        let target = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
+        assert_eq!(target, std::path::Path::new("/dev/null"), "staging {fd}");
+    }
+}
