@@ -248,17 +248,26 @@ fn a_late_write_by_name_to_a_finished_file_never_reaches_the_next_result() {
     let _one = ONE_AT_A_TIME.lock();
     let tools = tools();
     let scratch = Scratch::new("by-name");
-    let (go, wrote) = (scratch.0.join("go"), scratch.0.join("wrote"));
+    let (go, wrote, ready) = (
+        scratch.0.join("go"),
+        scratch.0.join("wrote"),
+        scratch.0.join("ready"),
+    );
     // A leftover process that holds nothing of the file, but knows its
-    // name, and appends to it once told to.
+    // name, and appends to it once told to. The command ends only once the
+    // leftover has let go of its copy of the output (otherwise the file,
+    // still open elsewhere, is deleted rather than kept, and the write by
+    // name makes a new file of that name: not this test's case).
     let first = run(
         &tools,
         &format!(
             "p=$(readlink /proc/$$/fd/1); \
-             (while [ ! -e {go} ]; do sleep 0.02; done; echo late-write-by-name >> \"$p\"; : > {wrote}) \
-             >/dev/null 2>&1 & echo $!",
+             (exec >/dev/null 2>&1; : > {ready}; while [ ! -e {go} ]; do sleep 0.02; done; \
+              echo late-write-by-name >> \"$p\"; : > {wrote}) & \
+             while [ ! -e {ready} ]; do sleep 0.01; done; echo $!",
             go = go.display(),
-            wrote = wrote.display()
+            wrote = wrote.display(),
+            ready = ready.display()
         ),
     );
     let pid: u32 = first[0].trim().parse().unwrap();
@@ -268,6 +277,7 @@ fn a_late_write_by_name_to_a_finished_file_never_reaches_the_next_result() {
     });
     // The spare it wrote to is not handed out: the next output is its own.
     assert_eq!(run(&tools, "echo next"), ["next"]);
-    assert!(output_files(tools.output_directory()).is_empty());
+    let left = output_files(tools.output_directory());
+    assert!(left.is_empty(), "{left:?}");
     assert!(zombie_children().is_empty());
 }

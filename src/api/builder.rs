@@ -12,8 +12,8 @@ use crate::config::{
 use crate::error::Error;
 use crate::os::launch::{Restrictions, Via};
 use crate::os::outdir::OutputDir;
+use crate::os::process::RealProcess;
 use crate::os::sandbox::{self, SandboxStatus};
-use crate::shells::process::RealProcess;
 use crate::tasks::Tasks;
 use crate::BashTools;
 
@@ -414,7 +414,7 @@ impl Builder {
     #[cfg(test)]
     pub(crate) fn build_with(
         self,
-        process: Arc<dyn crate::shells::process::Process>,
+        process: Arc<dyn crate::os::process::Process>,
     ) -> Result<BashTools, Error> {
         let (config, tasks, _) = self.settle()?;
         let outdir = OutputDir::create(&config.output_root)

@@ -20,7 +20,7 @@ use crate::caller::Caller;
 use crate::config::Config;
 use crate::deadline;
 use crate::os::outdir::OutputDir;
-use crate::shells::process::Process;
+use crate::os::process::Process;
 use crate::shells::{
     self, Ended, Key, Kind, NewShell, Settled, Shell, StartError, Stdio, StopReason, Supervisor,
 };
@@ -414,8 +414,8 @@ impl Core {
             |shell, key| self.register(shell, key),
         );
         match settled {
-            Settled::Finished(mut shell) => {
-                if let Some(dir) = shell.take_last_dir() {
+            Settled::Finished(shell) => {
+                if let Some(dir) = self.shells.take_last_dir(key, &shell) {
                     self.keep_last_dir(place, dir);
                 }
                 let exited = self.finished(&shell, place);

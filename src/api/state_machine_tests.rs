@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::os::reaper::Exit;
-use crate::shells::process::{FakeProcess, OnTerm};
+use crate::shells::fake::{FakeProcess, OnTerm};
 use crate::{BashTools, CallError, Caller, Command, Outcome, ShellId, TaskStatus, Tasks};
 use nix::sys::signal::Signal;
 

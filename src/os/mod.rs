@@ -3,7 +3,8 @@
 //! pseudo-terminals of interactive commands, and the sandbox of commands.
 //!
 //! Nothing here knows about tools, texts or shells: it imports only the
-//! leaf modules and reports events up through callbacks it is given.
+//! leaf modules and reports events up through callbacks it is given. The
+//! shells reach it through one seam, [`process::Process`].
 
 pub(crate) mod cap;
 pub(crate) mod cgroup;
@@ -13,6 +14,7 @@ pub(crate) mod keeper;
 pub(crate) mod lastdir;
 pub(crate) mod launch;
 pub(crate) mod outdir;
+pub(crate) mod process;
 pub(crate) mod pty;
 pub(crate) mod reaper;
 pub(crate) mod reclaim;

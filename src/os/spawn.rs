@@ -61,13 +61,16 @@ pub(crate) struct SpawnSpec<'a> {
     /// The command's standard input (a private file, read-only), instead of
     /// `/dev/null`.
     pub stdin: Option<&'a File>,
-    /// Where the directory the command ends in is written (`lastdir.rs`).
-    pub record_cwd: Option<&'a Path>,
+    /// Whether the directory the command ends in is recorded
+    /// (`lastdir.rs`).
+    pub record_cwd: bool,
 }
 
 /// What the process layer adds to a spec: where the command is held and
 /// how it is restricted.
 pub(crate) struct Placement<'a> {
+    /// The file the directory the command ends in is written to.
+    pub record: Option<&'a Path>,
     /// The cgroup to start the command in, open, and whether it gets a
     /// cgroup namespace rooted there.
     pub cell: Option<(&'a File, bool)>,
@@ -216,7 +219,9 @@ pub(crate) fn prepare<'a>(
         (command, None)
     };
     let argv = vec![c"bash".to_owned(), c"-c".to_owned(), command];
-    let record = spec.record_cwd.filter(|_| place.lastdir.is_some());
+    let record = place
+        .record
+        .filter(|_| place.lastdir.is_some() && spec.record_cwd);
     let envp = env_strings(environment(config, place.mark.as_ref(), record));
     let place = Placement {
         lastdir: place.lastdir.filter(|_| record.is_some()),

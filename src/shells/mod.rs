@@ -1,10 +1,11 @@
 //! The shells: the record of every command we started, the table that holds
 //! them, and the supervisor that starts, settles and stops them.
 //!
-//! This layer sits on `os` (through the [`process::Process`] seam) and
+//! This layer sits on `os` (through the `os::process::Process` seam) and
 //! knows nothing of tools, texts or the task registry.
 
-pub(crate) mod process;
+#[cfg(test)]
+pub(crate) mod fake;
 pub(crate) mod shell;
 mod stop;
 pub(crate) mod supervisor;

@@ -14,7 +14,7 @@ use crate::os::reaper::Exit;
 use crate::status::TaskStatus;
 
 /// The table's own number for a shell; never reused.
-pub(crate) type Key = u64;
+pub(crate) use crate::os::process::Key;
 
 /// Where a shell is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,9 +97,6 @@ pub(crate) struct Shell {
     /// Whether it runs on a pseudo-terminal of its own (`write_stdin`
     /// types into it).
     pub(super) interactive: bool,
-    /// The file its last directory is written to, while that is wanted (a
-    /// foreground command with `persist_working_directory`).
-    pub(super) cwd_record: Option<PathBuf>,
     /// Its output file's registration with the output cap.
     pub(super) watch: crate::os::cap::Watch,
 }
@@ -121,7 +118,6 @@ impl Shell {
             read_lock: Arc::new(Mutex::new(())),
             waiters: Vec::new(),
             interactive: false,
-            cwd_record: None,
             watch: None,
         }
     }
@@ -162,18 +158,6 @@ impl Shell {
     }
     pub(crate) fn read_lock(&self) -> Arc<Mutex<()>> {
         self.read_lock.clone()
-    }
-
-    /// The directory it ended in, once it has ended on its own (not
-    /// stopped) with its directory recorded; `None` otherwise. Removes the
-    /// record: asked once, when the shell is settled.
-    pub(crate) fn take_last_dir(&mut self) -> Option<PathBuf> {
-        let record = self.cwd_record.take()?;
-        let dir = (!self.is_running() && self.stop.is_none())
-            .then(|| crate::os::lastdir::read(&record))
-            .flatten();
-        let _ = std::fs::remove_file(&record);
-        dir
     }
 
     /// The leader's pid once it has been started.

@@ -17,10 +17,10 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use super::process::Process;
 use super::shell::{Ended, Key, Life, NewShell, Shell, StopReason};
 use super::table::Table;
 use crate::os::outdir::OutputDir;
+use crate::os::process::Process;
 use crate::os::terminals::{Terminals, Waited};
 use crate::os::{cap, pty, spawn};
 
@@ -59,7 +59,7 @@ pub(crate) struct Stdio {
     /// What the command reads on stdin (`None`: `/dev/null`).
     pub stdin: Option<String>,
     /// Whether the directory it ends in is recorded (see `os/lastdir.rs`);
-    /// read back by [`Shell::take_last_dir`].
+    /// read back by [`Supervisor::take_last_dir`].
     pub record_cwd: bool,
 }
 
@@ -67,17 +67,8 @@ pub(crate) struct Stdio {
 struct SideFiles {
     /// The command's input, open for reading; its name already removed.
     stdin: Option<File>,
-    /// The file its last directory is written to.
-    record: Option<PathBuf>,
-}
-
-impl SideFiles {
-    /// Removes what is on disk (a start that failed).
-    fn remove(&self) {
-        if let Some(record) = &self.record {
-            let _ = std::fs::remove_file(record);
-        }
-    }
+    /// Whether the directory it ends in is recorded.
+    record_cwd: bool,
 }
 
 /// A shell that started.
@@ -161,12 +152,10 @@ impl Supervisor {
             if inner.closed {
                 drop(inner);
                 let _ = std::fs::remove_file(&path);
-                files.remove();
                 return Err(StartError::Closed);
             }
             let mut shell = Shell::new(new, path.clone());
             shell.interactive = stdio.terminal.is_some();
-            shell.cwd_record = files.record.clone();
             let key = inner.insert(shell);
             register(&inner.shells[&key], key);
             key
@@ -176,7 +165,6 @@ impl Supervisor {
             Err(e) => {
                 self.table.lock().forget(key);
                 let _ = std::fs::remove_file(&path);
-                files.remove();
                 return Err(StartError::Io(e));
             }
         };
@@ -256,8 +244,7 @@ impl Supervisor {
     }
 
     /// The files a command needs beside its output: its input, written
-    /// and already unlinked (so nothing is left whatever happens next), and
-    /// the empty file its last directory is written to.
+    /// and already unlinked (so nothing is left whatever happens next).
     fn side_files(&self, n: u64, stdio: &Stdio) -> std::io::Result<SideFiles> {
         let stdin = match &stdio.stdin {
             Some(text) => {
@@ -270,12 +257,10 @@ impl Supervisor {
             }
             None => None,
         };
-        let record = if stdio.record_cwd {
-            Some(self.outdir.create_file(&format!("cwd-{n}"))?.0)
-        } else {
-            None
-        };
-        Ok(SideFiles { stdin, record })
+        Ok(SideFiles {
+            stdin,
+            record_cwd: stdio.record_cwd,
+        })
     }
 
     /// Spawns command `key`, its output into `file` (open at `path`).
@@ -346,7 +331,7 @@ impl Supervisor {
                 stdout: stdio.stdout,
                 terminal: terminal.as_ref().map(|(slave, _)| *slave),
                 stdin: files.stdin.as_ref(),
-                record_cwd: files.record.as_deref(),
+                record_cwd: files.record_cwd,
             },
             // No one waits on the leader's pidfd (a monitor ends at EOF).
             false,
@@ -386,11 +371,8 @@ impl Supervisor {
             };
         }
         let id = next_id();
-        // Now background work: where it ends is not kept. Its trap writes
-        // only to a file that still exists.
-        if let Some(record) = shell.cwd_record.take() {
-            let _ = std::fs::remove_file(record);
-        }
+        // Now background work: where it ends is not kept.
+        self.process.forget_last_dir(key);
         let renamed = shell.output.with_file_name(format!("{id}.output"));
         if std::fs::rename(&shell.output, &renamed).is_ok() {
             cap::renamed(&shell.output, &renamed);
@@ -400,6 +382,17 @@ impl Supervisor {
         inner.name(key, id.clone());
         register(&inner.shells[&key], key);
         Settled::Moved { id, output }
+    }
+
+    /// The directory settled foreground command `key` ended in, if it
+    /// ended on its own (not stopped) with its directory recorded. Asked
+    /// once: the record is forgotten either way.
+    pub(crate) fn take_last_dir(&self, key: Key, shell: &Shell) -> Option<PathBuf> {
+        if shell.is_running() || shell.stop_reason().is_some() {
+            self.process.forget_last_dir(key);
+            return None;
+        }
+        self.process.last_dir(key)
     }
 
     /// Done with the output file of `shell`, a settled foreground command

@@ -1,10 +1,14 @@
-//! The seam between the supervisor and the operating system: what it takes
-//! to start a command, signal what it started, and know when that is gone.
+//! The seam between the shells and the operating system, in the shells'
+//! words: start a command, signal what it started, be told when it has
+//! exited and when nothing of it is left, and where it ended.
 //!
-//! [`RealProcess`] is the kernel (the `os` layer). [`FakeProcess`] (tests
-//! only) is a process whose exit the test decides, so the supervisor's state
-//! machine — timeout → background, TERM → grace → KILL, one end notice when
-//! stop and exit race, `stop_all` — is checked without timing luck.
+//! [`RealProcess`] is the kernel: the launcher, the reaper, containment by
+//! cgroup or session, the keeper, the record of the directory a command
+//! ends in — all of it stays behind this trait. The shells' fake
+//! (`shells/fake.rs`, tests only) is a process whose exit the test decides,
+//! so the supervisor's state machine — timeout → background, TERM → grace →
+//! KILL, one end notice when stop and exit race, `stop_all` — is checked
+//! without timing luck.
 
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -16,18 +20,18 @@ use std::time::Instant;
 use nix::sys::signal::Signal;
 use parking_lot::Mutex;
 
-use super::shell::Key;
-
 use crate::config::Config;
 use crate::os::contain::{Contain, Containment, OnGone};
-use crate::os::lastdir::Startup;
+use crate::os::lastdir::{self, Startup};
 use crate::os::launch::{Restrictions, Via};
 use crate::os::reaper::{self, ExitHook};
 use crate::os::{group, spawn};
 
-/// Starts commands and reaches what they started. A command is named by
-/// the table's key for it, which outlives its record: what an ended
-/// command left running is still reached by its key.
+/// The name the shells give a command: it outlives the command's record,
+/// so what an ended command left running is still reached by it.
+pub(crate) type Key = u64;
+
+/// Starts commands and reaches what they started, by [`Key`].
 pub(crate) trait Process: Send + Sync + 'static {
     /// Starts command `key`; returns its leader's pid, and with
     /// `want_pidfd` a pidfd of it, opened while the pid cannot have been
@@ -61,6 +65,14 @@ pub(crate) trait Process: Send + Sync + 'static {
     fn containment(&self) -> Containment;
     /// The cgroup of all the commands, in cgroup mode.
     fn cgroup(&self) -> Option<PathBuf>;
+    /// The directory command `key` ended in, if it was started with
+    /// `record_cwd` and its record holds one; forgets the record. Asked
+    /// once, when a foreground command that ended on its own is settled.
+    fn last_dir(&self, key: Key) -> Option<PathBuf>;
+    /// Forgets the record of the directory command `key` ends in (it is
+    /// stopped, or moved to the background, where the directory does not
+    /// carry over).
+    fn forget_last_dir(&self, key: Key);
 }
 
 /// The kernel: the launcher, the reaper, and the containment of each
@@ -77,6 +89,10 @@ pub(crate) struct RealProcess {
     /// `persist_working_directory` (`None` without it, or if it could not
     /// be made: directories then do not persist).
     lastdir: Option<Startup>,
+    /// Where the records go (the private output directory), and the record
+    /// of each command started with `record_cwd` and not yet asked.
+    outdir: PathBuf,
+    records: Mutex<HashMap<Key, PathBuf>>,
 }
 
 /// Where the commands of some keys are, for signalling and waiting.
@@ -115,22 +131,45 @@ impl RealProcess {
             contain,
             running: Arc::new(Mutex::new(HashMap::new())),
             lastdir,
+            outdir: outdir.to_path_buf(),
+            records: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Makes the empty record of where command `key` ends, when asked and
+    /// the startup file exists (a sandboxed command may write, not create,
+    /// files in the output directory).
+    fn new_record(&self, key: Key, wanted: bool) -> io::Result<Option<PathBuf>> {
+        if !wanted || self.lastdir.is_none() {
+            return Ok(None);
+        }
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = self.outdir.join(format!("cwd-{key}"));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        self.records.lock().insert(key, path.clone());
+        Ok(Some(path))
     }
 
     /// Starts one command: prepared outside the reaper's lock, launched
     /// inside it, so the pid cannot be reaped before its pidfd is open,
     /// nor before its containment knows it.
+    #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
         key: Key,
         spec: spawn::SpawnSpec<'_>,
+        record: Option<&Path>,
         cell: Option<&std::fs::File>,
         want_pidfd: bool,
         on_exit: ExitHook,
         on_gone: OnGone,
     ) -> io::Result<(u32, Option<OwnedFd>)> {
         let place = spawn::Placement {
+            record,
             cell: cell.map(|c| (c, self.contain.namespaces())),
             mark: self.contain.mark(),
             lastdir: self.lastdir.as_ref(),
@@ -214,11 +253,13 @@ impl Process for RealProcess {
         on_exit: ExitHook,
         on_gone: OnGone,
     ) -> io::Result<(u32, Option<OwnedFd>)> {
+        let record = self.new_record(key, spec.record_cwd)?;
         // A cgroup for the command, joined before any of its code runs.
         let entering = self.contain.enter(key);
         let started = self.start(
             key,
             spec,
+            record.as_deref(),
             entering.cell.as_ref(),
             want_pidfd,
             on_exit,
@@ -226,6 +267,7 @@ impl Process for RealProcess {
         );
         if started.is_err() {
             self.contain.forget(key);
+            self.forget_last_dir(key);
         }
         started
     }
@@ -304,247 +346,17 @@ impl Process for RealProcess {
     fn cgroup(&self) -> Option<PathBuf> {
         self.contain.jail_dir().map(Path::to_path_buf)
     }
-}
 
-#[cfg(test)]
-pub(crate) use fake::{FakeProcess, OnTerm};
-
-#[cfg(test)]
-mod fake {
-    use std::collections::HashMap;
-    use std::io;
-    use std::time::Instant;
-
-    use nix::sys::signal::Signal;
-    use parking_lot::{Condvar, Mutex};
-
-    use super::Process;
-    use crate::os::contain::{Containment, OnGone};
-    use crate::os::reaper::{Exit, ExitHook};
-    use crate::os::spawn::SpawnSpec;
-    use crate::shells::shell::Key;
-
-    /// What a fake process does on SIGTERM.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub(crate) enum OnTerm {
-        /// Exits at once, killed by the signal.
-        Exit,
-        /// Ignores it (only SIGKILL ends it).
-        Ignore,
+    fn last_dir(&self, key: Key) -> Option<PathBuf> {
+        let record = self.records.lock().remove(&key)?;
+        let dir = lastdir::read(&record);
+        let _ = std::fs::remove_file(&record);
+        dir
     }
 
-    struct Proc {
-        command: String,
-        hook: Option<ExitHook>,
-        signals: Vec<Signal>,
-        on_term: OnTerm,
-    }
-
-    #[derive(Default)]
-    struct State {
-        next_pid: u32,
-        procs: HashMap<u32, Proc>,
-        keys: HashMap<Key, u32>,
-        /// Whether the next spawn fails.
-        fail_next: bool,
-    }
-
-    /// Processes that exit when the test says so (or on a signal).
-    pub(crate) struct FakeProcess {
-        state: Mutex<State>,
-        changed: Condvar,
-        on_term: OnTerm,
-    }
-
-    impl FakeProcess {
-        pub(crate) fn new(on_term: OnTerm) -> FakeProcess {
-            FakeProcess {
-                state: Mutex::new(State {
-                    next_pid: 1000,
-                    ..State::default()
-                }),
-                changed: Condvar::new(),
-                on_term,
-            }
-        }
-
-        /// The leader `pid` exits with `exit` (its hook runs on this thread).
-        /// False when it had already ended.
-        pub(crate) fn exit(&self, pid: u32, exit: Exit) -> bool {
-            let hook = self
-                .state
-                .lock()
-                .procs
-                .get_mut(&pid)
-                .and_then(|p| p.hook.take());
-            self.changed.notify_all();
-            match hook {
-                Some(hook) => {
-                    hook(exit);
-                    true
-                }
-                None => false,
-            }
-        }
-
-        /// The signals sent to `pid` so far.
-        pub(crate) fn signals(&self, pid: u32) -> Vec<Signal> {
-            self.state
-                .lock()
-                .procs
-                .get(&pid)
-                .map(|p| p.signals.clone())
-                .unwrap_or_default()
-        }
-
-        /// The pid of the last command started as `command`.
-        pub(crate) fn pid_of(&self, command: &str) -> Option<u32> {
-            let state = self.state.lock();
-            state
-                .procs
-                .iter()
-                .filter(|(_, p)| p.command == command)
-                .map(|(&pid, _)| pid)
-                .max()
-        }
-
-        /// Makes the next spawn fail.
-        pub(crate) fn fail_next_spawn(&self) {
-            self.state.lock().fail_next = true;
-        }
-
-        /// Blocks until some process of `command` exists (another thread is
-        /// starting it).
-        pub(crate) fn wait_spawned(&self, command: &str) -> u32 {
-            let mut state = self.state.lock();
-            loop {
-                if let Some((&pid, _)) = state.procs.iter().find(|(_, p)| p.command == command) {
-                    return pid;
-                }
-                self.changed.wait(&mut state);
-            }
-        }
-
-        fn alive(state: &State, pid: u32) -> bool {
-            state.procs.get(&pid).is_some_and(|p| p.hook.is_some())
-        }
-
-        fn pids(&self, keys: &[Key]) -> Vec<u32> {
-            let state = self.state.lock();
-            keys.iter()
-                .filter_map(|k| state.keys.get(k).copied())
-                .collect()
-        }
-
-        fn signal_one(&self, pid: u32, signal: Signal) {
-            let ends = {
-                let mut state = self.state.lock();
-                let Some(p) = state.procs.get_mut(&pid) else {
-                    return;
-                };
-                if p.hook.is_none() {
-                    return;
-                }
-                p.signals.push(signal);
-                match signal {
-                    Signal::SIGKILL => true,
-                    Signal::SIGTERM => p.on_term == OnTerm::Exit,
-                    _ => false,
-                }
-            };
-            if ends {
-                self.exit(pid, Exit::Signal(signal as i32));
-            }
-        }
-    }
-
-    impl Process for FakeProcess {
-        fn spawn(
-            &self,
-            key: Key,
-            spec: SpawnSpec<'_>,
-            _want_pidfd: bool,
-            on_exit: ExitHook,
-            on_gone: OnGone,
-        ) -> io::Result<(u32, Option<std::os::fd::OwnedFd>)> {
-            let mut state = self.state.lock();
-            if std::mem::take(&mut state.fail_next) {
-                return Err(io::Error::from_raw_os_error(nix::libc::EAGAIN));
-            }
-            state.next_pid += 1;
-            let pid = state.next_pid;
-            state.keys.insert(key, pid);
-            state.procs.insert(
-                pid,
-                Proc {
-                    command: spec.command.to_string(),
-                    // A fake leader is its whole tree: gone when it exits.
-                    hook: Some(Box::new(move |exit| {
-                        on_exit(exit);
-                        on_gone();
-                    })),
-                    signals: Vec::new(),
-                    on_term: self.on_term,
-                },
-            );
-            drop(state);
-            self.changed.notify_all();
-            Ok((pid, None))
-        }
-
-        fn signal(&self, keys: &[Key], signals: &[Signal]) {
-            for &signal in signals {
-                for pid in self.pids(keys) {
-                    self.signal_one(pid, signal);
-                }
-            }
-        }
-
-        fn wait_gone(&self, keys: &[Key], deadline: Option<Instant>) -> Vec<Key> {
-            let mut state = self.state.lock();
-            loop {
-                let left: Vec<Key> = keys
-                    .iter()
-                    .copied()
-                    .filter(|k| state.keys.get(k).is_some_and(|&p| Self::alive(&state, p)))
-                    .collect();
-                if left.is_empty() {
-                    return left;
-                }
-                let timed_out = match deadline {
-                    Some(d) => self.changed.wait_until(&mut state, d).timed_out(),
-                    None => {
-                        self.changed.wait(&mut state);
-                        false
-                    }
-                };
-                if timed_out {
-                    return keys
-                        .iter()
-                        .copied()
-                        .filter(|k| state.keys.get(k).is_some_and(|&p| Self::alive(&state, p)))
-                        .collect();
-                }
-            }
-        }
-
-        fn release(&self, _keys: &[Key]) {}
-
-        fn lingering(&self) -> Vec<Key> {
-            // A fake leader is its whole tree: once reaped, nothing lingers.
-            Vec::new()
-        }
-
-        fn lingers(&self, _key: Key) -> bool {
-            false
-        }
-
-        fn containment(&self) -> Containment {
-            Containment::Session
-        }
-
-        fn cgroup(&self) -> Option<std::path::PathBuf> {
-            None
+    fn forget_last_dir(&self, key: Key) {
+        if let Some(record) = self.records.lock().remove(&key) {
+            let _ = std::fs::remove_file(record);
         }
     }
 }
