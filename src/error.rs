@@ -1,9 +1,15 @@
-//! The crate's one public error type.
+//! The error of building the tools: [`Error`], with an [`ErrorKind`] to
+//! act on.
 //!
-//! Tool calls never return this: a failed tool call is a [`ToolResult`](crate::ToolResult)
-//! with `is_error: true`, because that is what a model can read and act on.
-//! [`Error`] is for the embedder: building a [`BashTools`](crate::BashTools) can
-//! fail before any tool exists.
+//! It is one of the crate's two error types, each for its own moment:
+//! [`Error`] when a [`BashTools`](crate::BashTools) cannot be built (a
+//! working directory, the output directory, a thread, the sandbox), and
+//! [`CallError`](crate::CallError) when a call of the typed API fails
+//! once the tools exist. The JSON tools return neither: a failed tool call
+//! is a [`ToolResult`](crate::ToolResult) with `is_error: true`, because
+//! that is what a model can read and act on. Both keep the operating
+//! system's error, where there is one, as their
+//! [`source`](std::error::Error::source).
 
 use std::fmt;
 use std::io;

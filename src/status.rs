@@ -15,6 +15,7 @@ use std::str::FromStr;
 /// assert!("gone".parse::<TaskStatus>().is_err());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TaskStatus {
     /// Still at work.
     Running,

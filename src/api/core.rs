@@ -369,7 +369,7 @@ impl Core {
             }
             match e {
                 StartError::Closed => CallError::Closed,
-                StartError::Io(e) => CallError::SpawnFailed(e.to_string()),
+                StartError::Io(e) => CallError::SpawnFailed(e.into()),
             }
         })
     }
@@ -436,7 +436,7 @@ impl Core {
     /// What a foreground command that has ended produced.
     fn finished(&self, shell: &Shell, place: &Place) -> Result<Exited, CallError> {
         let rendered = output::render_file(shell.output(), 0, self.config.output_limit, None, true)
-            .map_err(|e| CallError::ReadFailed(e.to_string()))?;
+            .map_err(|e| CallError::ReadFailed(e.into()))?;
         Ok(Exited {
             code: shell.exit_code().unwrap_or(-1),
             output: rendered.text,
@@ -511,7 +511,7 @@ impl Core {
             filter,
             info.exit_code.is_some(),
         )
-        .map_err(|e| CallError::ReadFailed(e.to_string()))?;
+        .map_err(|e| CallError::ReadFailed(e.into()))?;
         self.shells.advance_cursor(key, rendered.consumed);
         // Asked once the shell has ended, when its output is complete.
         let output_lost =

@@ -425,10 +425,12 @@ pub enum CallError {
     /// The working directory lies outside every directory the
     /// [`Sandbox`](crate::Sandbox) lets commands write in.
     OutsideSandbox(PathBuf),
-    /// The command could not be started (the OS's error).
-    SpawnFailed(String),
-    /// The output file could not be read (the OS's error).
-    ReadFailed(String),
+    /// The command could not be started (the OS's error, kept as its
+    /// [`source`](std::error::Error::source)).
+    SpawnFailed(IoFailure),
+    /// The output file could not be read (the OS's error, kept as its
+    /// [`source`](std::error::Error::source)).
+    ReadFailed(IoFailure),
     /// No shell (or registry entry) has this ID.
     UnknownId(String),
     /// The shell has ended already, with this status.
@@ -458,4 +460,53 @@ pub enum CallError {
     Closed,
 }
 
-impl std::error::Error for CallError {}
+impl std::error::Error for CallError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CallError::SpawnFailed(e) | CallError::ReadFailed(e) => Some(e.io_error()),
+            _ => None,
+        }
+    }
+}
+
+/// An error of the operating system behind a [`CallError`]: the
+/// [`std::io::Error`] itself, shared so the `CallError` stays `Clone`.
+/// Two are equal when their kinds and texts are.
+///
+/// ```
+/// use bashtools::{CallError, IoFailure};
+/// use std::error::Error as _;
+/// let io = std::io::Error::from_raw_os_error(2);
+/// let err = CallError::SpawnFailed(IoFailure::from(io));
+/// let source = err.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
+/// assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+/// ```
+#[derive(Debug, Clone)]
+pub struct IoFailure(std::sync::Arc<std::io::Error>);
+
+impl IoFailure {
+    /// The error.
+    pub fn io_error(&self) -> &std::io::Error {
+        &self.0
+    }
+}
+
+impl From<std::io::Error> for IoFailure {
+    fn from(e: std::io::Error) -> IoFailure {
+        IoFailure(std::sync::Arc::new(e))
+    }
+}
+
+impl PartialEq for IoFailure {
+    fn eq(&self, other: &IoFailure) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for IoFailure {}
+
+impl fmt::Display for IoFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}

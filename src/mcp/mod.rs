@@ -76,7 +76,7 @@ use backend::Backend;
 pub use calls::MAX_CALLS_IN_FLIGHT;
 pub use inbox::{HEARD as RECIPIENT, UNHEARD as UNHEARD_RECIPIENT};
 pub use lines::MAX_LINE_BYTES;
-pub use options::{Deliver, Options};
+pub use options::{Deliver, Options, UnknownDeliver};
 pub use protocol::{CLASSIC_VERSIONS, STATELESS_VERSION};
 
 /// The MCP server of one [`BashTools`], from

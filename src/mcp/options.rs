@@ -7,7 +7,15 @@ use std::time::Duration;
 use super::lines::MAX_LINE_BYTES;
 
 /// Where task notifications and monitor events go (`--deliver`).
+///
+/// ```
+/// use bashtools::mcp::Deliver;
+/// assert_eq!("log".parse::<Deliver>(), Ok(Deliver::Log));
+/// assert_eq!(Deliver::Both.as_str(), "both");
+/// assert!("never".parse::<Deliver>().is_err());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Deliver {
     /// In the next `tools/call` result, as more text content: the path that
     /// reaches the model in every client.
@@ -18,17 +26,33 @@ pub enum Deliver {
     Both,
 }
 
-impl Deliver {
-    /// `result`, `log` or `both`.
-    pub fn parse(s: &str) -> Option<Deliver> {
+/// A `--deliver` value that is not `result`, `log` or `both`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownDeliver(pub String);
+
+impl std::fmt::Display for UnknownDeliver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` is not result, log or both", self.0)
+    }
+}
+
+impl std::error::Error for UnknownDeliver {}
+
+/// `result`, `log` or `both`.
+impl std::str::FromStr for Deliver {
+    type Err = UnknownDeliver;
+
+    fn from_str(s: &str) -> Result<Deliver, UnknownDeliver> {
         match s {
-            "result" => Some(Deliver::Result),
-            "log" => Some(Deliver::Log),
-            "both" => Some(Deliver::Both),
-            _ => None,
+            "result" => Ok(Deliver::Result),
+            "log" => Ok(Deliver::Log),
+            "both" => Ok(Deliver::Both),
+            other => Err(UnknownDeliver(other.to_string())),
         }
     }
+}
 
+impl Deliver {
     /// The flag's spelling of this value.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -11,9 +11,8 @@
 //! - The command opens the slave by its path as its stdin, stdout and
 //!   stderr, right after `setsid(2)` and without `O_NOCTTY`, so the
 //!   terminal becomes its controlling terminal (`credentials(7)`): job
-//!   control, Ctrl-C and Ctrl-D work as at a keyboard. glibc's
-//!   `posix_spawn` runs `POSIX_SPAWN_SETSID` before the file actions, and
-//!   the `clone3` child does the same by hand.
+//!   control, Ctrl-C and Ctrl-D work as at a keyboard (the launcher's
+//!   child does it after its `setsid`).
 //! - The window size (`TIOCSWINSZ`) and the modes (`termios(3)`) are set on
 //!   the master, which sets them for the slave. Output post-processing
 //!   (`OPOST`, with its `ONLCR`) is turned off: the output is read as text,
@@ -21,11 +20,14 @@
 //!   and the line discipline then takes a program's writes whole instead of
 //!   a byte at a time, which more than doubles what a terminal carries.
 
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 
+use nix::fcntl::OFlag;
 use nix::libc;
+use nix::pty::{grantpt, posix_openpt, ptsname_r, unlockpt};
+use nix::sys::termios::{tcgetattr, tcsetattr, OutputFlags, SetArg};
 
 /// A new terminal: the master, and the path the command opens.
 pub(crate) struct Pty {
@@ -33,42 +35,22 @@ pub(crate) struct Pty {
     pub slave: CString,
 }
 
-fn check(ret: libc::c_int) -> io::Result<()> {
-    if ret < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
+nix::ioctl_write_ptr_bad!(set_window_size, libc::TIOCSWINSZ, libc::winsize);
 
 /// Opens a new pair of `cols` × `rows`.
 pub(crate) fn open(cols: u16, rows: u16) -> io::Result<Pty> {
-    // SAFETY: a plain call; the descriptor it returns is owned below.
-    let fd = unsafe {
-        libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NONBLOCK)
-    };
-    check(fd)?;
-    // SAFETY: just opened, owned by nobody else.
-    let master = unsafe { OwnedFd::from_raw_fd(fd) };
-    let raw = master.as_raw_fd();
-    // SAFETY (the calls below): on the descriptor just opened, with
-    // buffers that outlive each call.
-    check(unsafe { libc::grantpt(raw) })?;
-    check(unsafe { libc::unlockpt(raw) })?;
-    let mut name = [0 as libc::c_char; 128];
-    let ret = unsafe { libc::ptsname_r(raw, name.as_mut_ptr(), name.len()) };
-    if ret != 0 {
-        return Err(io::Error::from_raw_os_error(ret));
-    }
-    // SAFETY: ptsname_r wrote a NUL-terminated name into the buffer.
-    let slave = unsafe { CStr::from_ptr(name.as_ptr()) }.to_owned();
+    let master =
+        posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK)?;
+    grantpt(&master)?;
+    unlockpt(&master)?;
+    let slave = CString::new(ptsname_r(&master)?)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a NUL in the terminal's name"))?;
+    // SAFETY: the descriptor comes out of the PtyMaster, which gives it up.
+    let master = unsafe { OwnedFd::from_raw_fd(master.into_raw_fd()) };
     resize(&master, cols, rows)?;
-    let mut modes = std::mem::MaybeUninit::<libc::termios>::uninit();
-    check(unsafe { libc::tcgetattr(raw, modes.as_mut_ptr()) })?;
-    // SAFETY: tcgetattr succeeded, so the struct is filled.
-    let mut modes = unsafe { modes.assume_init() };
-    modes.c_oflag &= !libc::OPOST;
-    check(unsafe { libc::tcsetattr(raw, libc::TCSANOW, &modes) })?;
+    let mut modes = tcgetattr(&master)?;
+    modes.output_flags.remove(OutputFlags::OPOST);
+    tcsetattr(&master, SetArg::TCSANOW, &modes)?;
     Ok(Pty { master, slave })
 }
 
@@ -81,7 +63,8 @@ pub(crate) fn resize(master: &OwnedFd, cols: u16, rows: u16) -> io::Result<()> {
         ws_ypixel: 0,
     };
     // SAFETY: TIOCSWINSZ reads the winsize it is given.
-    check(unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &size) })
+    unsafe { set_window_size(master.as_raw_fd(), &size) }?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -120,7 +120,7 @@ pub(crate) fn bash_f(core: &Arc<Core>, input: &Value, caller: &Caller) -> Pendin
             });
         return match spawned {
             Ok(_) => pending,
-            Err(e) => Pending::ready(words::error(&CallError::SpawnFailed(e.to_string()))),
+            Err(e) => Pending::ready(words::error(&CallError::SpawnFailed(e.into()))),
         };
     }
     foreground::run_f(

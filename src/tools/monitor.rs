@@ -74,7 +74,8 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
     let (cwd, _reset) = core.start_dir(None, caller).map_err(|e| e.to_string())?;
     core.check_gates(command, &cwd).map_err(|r| r.to_string())?;
 
-    let spawn_failed = |e: nix::Error| CallError::SpawnFailed(e.to_string()).to_string();
+    let spawn_failed =
+        |e: nix::Error| CallError::SpawnFailed(std::io::Error::from(e).into()).to_string();
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(spawn_failed)?;
     // The reader must never block on a pipe that a grandchild holds open.
     fcntl(read.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(spawn_failed)?;
@@ -124,7 +125,7 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
         Ok(handle) => core.keep_reader(handle),
         Err(e) => {
             core.shells.stop(&[key], StopReason::Killed);
-            return Err(CallError::SpawnFailed(e.to_string()).to_string());
+            return Err(CallError::SpawnFailed(e.into()).to_string());
         }
     }
     Ok(

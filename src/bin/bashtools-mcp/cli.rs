@@ -246,7 +246,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> 
                 b.terminal_size(cols, rows)
             }
             "--deliver" => {
-                let d = Deliver::parse(v).ok_or_else(|| {
+                let d: Deliver = v.parse().map_err(|_| {
                     Usage(format!("--deliver wants result, log or both, not {v:?}"))
                 })?;
                 options = options.deliver(d);
