@@ -1,4 +1,4 @@
-//! The settled configuration every tool call reads, and the options of
+//! The resolved configuration every tool call reads, and the options of
 //! monitors. A leaf: it imports nothing of the crate.
 
 use std::ffi::OsString;
@@ -67,7 +67,7 @@ pub mod defaults {
     pub const QUIET: Duration = Duration::from_millis(200);
 }
 
-/// The settled options every tool call reads. Built once, never changed.
+/// The resolved options every tool call reads. Built once, never changed.
 pub(crate) struct Config {
     pub working_directory: PathBuf,
     pub allowed_commands: Option<Vec<String>>,
@@ -90,7 +90,7 @@ pub(crate) struct Config {
     pub env_remove: Vec<OsString>,
     pub output_root: PathBuf,
     pub monitor_options: MonitorOptions,
-    /// The sandbox's settled policy, when one was asked for.
+    /// The sandbox's resolved policy, when one was asked for.
     pub sandbox: Option<SandboxPolicy>,
     /// `interactive: true` on `bash`, and `write_stdin`, are offered.
     pub interactive: bool,
@@ -98,7 +98,7 @@ pub(crate) struct Config {
     pub terminal_size: (u16, u16),
 }
 
-/// A [`Sandbox`] settled at `build()`: its directories made absolute and
+/// A [`Sandbox`] resolved at `build()`: its directories made absolute and
 /// resolved (symlinks followed), so a working directory is checked against
 /// what the kernel will check.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -144,7 +144,7 @@ fn the_public_checker_gives_the_same_answer() {
     );
     assert_eq!(
         bashtools::gate::check_allowed("git status; sudo rm -rf /", &["git"]),
-        Err(bashtools::gate::Refusal::NotAllowed {
+        Err(bashtools::gate::Denial::NotAllowed {
             word: "sudo".to_string()
         })
     );

@@ -385,7 +385,7 @@ impl Builder {
     /// without `interactive_ungated` ([`ErrorKind`](crate::ErrorKind)).
     pub fn build(self) -> Result<BashTools, Error> {
         crate::timer::start().map_err(|e| Error::thread("timer thread", e))?;
-        let (config, tasks, tmp) = self.settle()?;
+        let (config, tasks, tmp) = self.resolve()?;
         let outdir = OutputDir::create(&config.output_root)
             .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
         let config = Arc::new(config);
@@ -416,15 +416,15 @@ impl Builder {
         self,
         process: Arc<dyn crate::os::process::Process>,
     ) -> Result<BashTools, Error> {
-        let (config, tasks, _) = self.settle()?;
+        let (config, tasks, _) = self.resolve()?;
         let outdir = OutputDir::create(&config.output_root)
             .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
         BashTools::from_parts(Arc::new(config), tasks, outdir, process, None)
     }
 
-    /// The settled configuration, the registry, and the sandbox's private
+    /// The resolved configuration, the registry, and the sandbox's private
     /// temporary directory.
-    fn settle(mut self) -> Result<(Config, Option<Tasks>, Option<OutputDir>), Error> {
+    fn resolve(mut self) -> Result<(Config, Option<Tasks>, Option<OutputDir>), Error> {
         let gated = self.allowed_commands.is_some() || self.validator.is_some();
         if self.interactive && gated && !self.interactive_ungated {
             return Err(Error::interactive_gated());
@@ -439,7 +439,7 @@ impl Builder {
         let output_root = self.output_root.unwrap_or_else(std::env::temp_dir);
         let (sandbox, tmp) = match &self.sandbox {
             Some(sandbox) => {
-                let (policy, tmp) = settle_sandbox(sandbox, &working_directory, &output_root)?;
+                let (policy, tmp) = resolve_sandbox(sandbox, &working_directory, &output_root)?;
                 // First, so an `env("TMPDIR", …)` of the caller's wins.
                 self.env
                     .insert(0, ("TMPDIR".into(), policy.tmp.clone().into_os_string()));
@@ -478,7 +478,7 @@ impl Builder {
 
 /// The sandbox's directories, resolved, and its private temporary
 /// directory, made under `root` (mode 0700, removed with the tools).
-fn settle_sandbox(
+fn resolve_sandbox(
     sandbox: &Sandbox,
     working_directory: &Path,
     root: &Path,

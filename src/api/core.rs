@@ -22,7 +22,7 @@ use crate::deadline;
 use crate::os::outdir::OutputDir;
 use crate::os::process::Process;
 use crate::shells::{
-    self, Ended, Key, Kind, NewShell, Settled, Shell, StartError, Stdio, StopReason, Supervisor,
+    Ended, Key, Kind, NewShell, Settled, Shell, StartError, Stdio, StopReason, Supervisor,
 };
 use crate::status::TaskStatus;
 use crate::tasks::{TaskInfo, Tasks};
@@ -313,21 +313,19 @@ impl Core {
             call: caller.get_call().map(str::to_string),
             detached: caller.is_detached(),
         };
-        let key = self
-            .start_shell(
-                new,
-                &cwd,
-                Stdio {
-                    stdout: None,
-                    terminal: cmd.is_interactive().then_some(self.config.terminal_size),
-                    stdin: cmd.get_stdin().map(str::to_string),
-                    // Only where it ends from where this order put it.
-                    record_cwd: self.config.persist_working_directory
-                        && id.is_none()
-                        && cmd.get_working_directory().is_none(),
-                },
-            )?
-            .key;
+        let key = self.start_shell(
+            new,
+            &cwd,
+            Stdio {
+                stdout: None,
+                terminal: cmd.is_interactive().then_some(self.config.terminal_size),
+                stdin: cmd.get_stdin().map(str::to_string),
+                // Only where it ends from where this order put it.
+                record_cwd: self.config.persist_working_directory
+                    && id.is_none()
+                    && cmd.get_working_directory().is_none(),
+            },
+        )?;
         match id {
             Some(id) => {
                 let output_file = self.output_of(key).unwrap_or_default();
@@ -358,7 +356,7 @@ impl Core {
         new: NewShell,
         cwd: &Path,
         stdio: Stdio,
-    ) -> Result<shells::Started, CallError> {
+    ) -> Result<Key, CallError> {
         let id = new.id.clone();
         let started = self
             .shells

@@ -328,7 +328,7 @@ impl Backgrounded {
 pub enum Refusal {
     /// `allowed_commands` refused it: a word outside the list, or a
     /// construct the gate cannot vouch for (the text says which).
-    NotAllowed(crate::gate::Refusal),
+    NotAllowed(crate::gate::Denial),
     /// The validator refused it, with this reason (may be empty).
     Validator(String),
     /// The validator panicked; the command was refused.

@@ -120,7 +120,7 @@ const EXPANDING_ACTION: &str =
     "a trap action or word list must be plain text so that its commands can be checked";
 
 fn option_refusal(command: &str, arg: &Word, reason: &'static str) -> Check {
-    Check::Refuse(Refusal::Option {
+    Check::Refuse(Denial::Option {
         text: format!("{command} {}", arg.raw),
         reason,
     })
@@ -162,7 +162,7 @@ impl Parser {
                 .iter()
                 .any(|a| is_flag(a, false) && a.value.contains('l')) =>
             {
-                out.push(Check::Refuse(Refusal::Option {
+                out.push(Check::Refuse(Denial::Option {
                     text: "fc".into(),
                     reason: "fc runs an editor and re-runs history: run the command directly",
                 }));
@@ -193,7 +193,7 @@ impl Parser {
             }
             let name = arg.value.as_str();
             if READING_OPTIONS.contains(&name) || name.starts_with("compat") {
-                out.push(Check::Refuse(Refusal::Option {
+                out.push(Check::Refuse(Denial::Option {
                     text: format!("{command} {}{name}", if after_o { "-o " } else { "" }),
                     reason: CHANGES_READING,
                 }));
@@ -337,11 +337,11 @@ fn named_arguments(command: &str, spec: &Spec, args: &[Word], out: &mut Vec<Chec
 }
 
 fn forbidden(name: String, text: String, change: Change) -> Check {
-    Check::Refuse(Refusal::ForbiddenVariable { name, text, change })
+    Check::Refuse(Denial::ForbiddenVariable { name, text, change })
 }
 
 fn not_literal_name(text: &str) -> Check {
-    Check::Refuse(Refusal::NotLiteralName {
+    Check::Refuse(Denial::NotLiteralName {
         text: text.to_string(),
     })
 }

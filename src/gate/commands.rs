@@ -160,7 +160,7 @@ impl Parser {
             match (&command, forbidden) {
                 (None, Some(true)) => {
                     let name = assignment_name(&word.raw).unwrap_or_default().to_string();
-                    outer.push(Check::Refuse(Refusal::ForbiddenVariable {
+                    outer.push(Check::Refuse(Denial::ForbiddenVariable {
                         name,
                         text: elide_value(&word.raw),
                         change: Change::Assign,
@@ -170,7 +170,7 @@ impl Parser {
                     // A variable with the integer attribute evaluates what it is given.
                     let value = word.value.split_once('=').map_or("", |(_, v)| v);
                     if let Some(name) = assigned_in_arithmetic(value) {
-                        outer.push(Check::Refuse(Refusal::ForbiddenVariable {
+                        outer.push(Check::Refuse(Denial::ForbiddenVariable {
                             name,
                             text: elide_value(&word.raw),
                             change: Change::Assign,
@@ -214,7 +214,7 @@ impl Parser {
             return Ok(checks);
         }
         if let Some(name) = assigned_in_arithmetic(&arg.value) {
-            checks.push(Check::Refuse(Refusal::ForbiddenVariable {
+            checks.push(Check::Refuse(Denial::ForbiddenVariable {
                 name,
                 text: elide_value(&arg.raw),
                 change: Change::Assign,
@@ -280,7 +280,7 @@ impl Parser {
             .collect();
         if self.peek() == Some('{') && is_forbidden_name(&fd_name) {
             // `{NAME}>file` stores the descriptor's number in NAME.
-            inner.push(Check::Refuse(Refusal::ForbiddenVariable {
+            inner.push(Check::Refuse(Denial::ForbiddenVariable {
                 text: format!("{{{fd_name}}}{op}"),
                 name: fd_name,
                 change: Change::Assign,
@@ -405,7 +405,7 @@ impl Parser {
         }
         let text = format!("{keyword} {}", name.raw);
         if is_forbidden_name(&name.raw) {
-            out.push(Check::Refuse(Refusal::ForbiddenVariable {
+            out.push(Check::Refuse(Denial::ForbiddenVariable {
                 name: name.raw.clone(),
                 text: text.clone(),
                 change: Change::Assign,

@@ -6,18 +6,18 @@
 //! word found anywhere in it is checked: each part of a list or pipeline, the bodies of
 //! subshells, groups and compound commands, and the commands inside `$(…)`, backticks and
 //! `<(…)`/`>(…)` wherever they appear (arguments, quotes, assignments, redirections,
-//! here-document bodies, `${…}`, arithmetic). A refusal is a [`Refusal`], whose `Display`
+//! here-document bodies, `${…}`, arithmetic). A refusal is a [`Denial`], whose `Display`
 //! is the text for the model.
 //!
 //! # What is refused, and why
 //!
 //! Whatever the list holds, a line is refused when:
-//! - **a command word is not listed** ([`Refusal::NotAllowed`]): judged after quote
+//! - **a command word is not listed** ([`Denial::NotAllowed`]): judged after quote
 //!   removal, so `"t"ouch` is `touch`; the text is exactly `Command not allowed: WORD`;
-//! - **a command word is not a plain literal** ([`Refusal::NotLiteral`]): an expansion,
+//! - **a command word is not a plain literal** ([`Denial::NotLiteral`]): an expansion,
 //!   a substitution, a glob, a brace expansion, a leading `~` or an empty word, whose
 //!   value is not known before the line runs;
-//! - **it sets, unsets or rebinds a forbidden variable** ([`Refusal::ForbiddenVariable`]):
+//! - **it sets, unsets or rebinds a forbidden variable** ([`Denial::ForbiddenVariable`]):
 //!   `PATH`, `IFS`, `BASH_ENV`, `ENV`, `SHELLOPTS`, `BASHOPTS`, `PS4`, `BASH_CMDS`,
 //!   `BASH_ALIASES`, `EXECIGNORE`, `POSIXLY_CORRECT`, `BASH_COMPAT`, `GCONV_PATH`,
 //!   `BASH_LOADABLES_PATH`, `LD_*` and `BASH_FUNC_*` (one list, `FORBIDDEN_VARIABLES`),
@@ -29,15 +29,15 @@
 //!   `for`/`select` variable, `{NAME}>file`, an assignment in arithmetic (`$((PATH=0))`,
 //!   `(( … ))`, `let`, subscripts, `${x:offset}`, the value of an integer variable),
 //!   `${NAME=…}`/`${NAME:=…}`, and a nameref to one (`declare -n r=PATH`);
-//! - **a name it sets is not known before the line runs** ([`Refusal::NotLiteralName`]):
+//! - **a name it sets is not known before the line runs** ([`Denial::NotLiteralName`]):
 //!   a name argument of those builtins that is not a plain literal after quote removal
 //!   (`export "$n"=1`, `read $n`, `export PA*H=x`), a nameref without a literal target
 //!   (`declare -n r`, after which `r=PATH` sets the target), a `for` loop over a nameref
 //!   (it retargets the nameref at each word), `${!r:=…}`;
 //! - **a builtin option runs its argument or changes what later words run**
-//!   ([`Refusal::Option`]), as listed below, and an option word that expands where a
+//!   ([`Denial::Option`]), as listed below, and an option word that expands where a
 //!   builtin with name options reads options (`printf "$f" x` may be `printf -v PATH x`);
-//! - **the line cannot be read the way bash will** ([`Refusal::Unparseable`]): refusing
+//! - **the line cannot be read the way bash will** ([`Denial::Unparseable`]): refusing
 //!   too much costs the agent a retry, refusing too little runs a command nobody allowed:
 //!   - function definitions (`f() {…}`, `function f`) and `coproc`;
 //!   - nesting deeper than 64 levels;
@@ -105,14 +105,14 @@
 mod builtins;
 mod commands;
 mod cursor;
-mod refusal;
+mod denial;
 mod rules;
 mod words;
 
 #[cfg(test)]
 mod tests;
 
-pub use refusal::{Change, Refusal};
+pub use denial::{Change, Denial};
 
 use std::mem;
 
@@ -152,10 +152,10 @@ const FORBIDDEN_VARIABLES: &str = "PATH IFS BASH_ENV ENV SHELLOPTS BASHOPTS PS4 
 /// The whole line is parsed before anything is checked, so a line that cannot be parsed
 /// is refused as such even when an earlier command is also not allowed. An empty
 /// `allowed` allows no command at all; a line without commands (`X=1`, a comment) passes.
-pub fn check_allowed<S: AsRef<str>>(line: &str, allowed: &[S]) -> Result<(), Refusal> {
+pub fn check_allowed<S: AsRef<str>>(line: &str, allowed: &[S]) -> Result<(), Denial> {
     let checks = Parser::new(line.chars().collect(), 0, 0, false)
         .parse_program()
-        .map_err(|ParseError(reason)| Refusal::Unparseable { reason })?;
+        .map_err(|ParseError(reason)| Denial::Unparseable { reason })?;
     let namerefs: Vec<&str> = checks
         .iter()
         .filter_map(|check| match check {
@@ -169,18 +169,18 @@ pub fn check_allowed<S: AsRef<str>>(line: &str, allowed: &[S]) -> Result<(), Ref
                 value: Some(word), ..
             } if !word.is_empty() => {
                 if !allowed.iter().any(|a| a.as_ref() == word) {
-                    return Err(Refusal::NotAllowed { word: word.clone() });
+                    return Err(Denial::NotAllowed { word: word.clone() });
                 }
             }
             // An expansion, a glob or an empty word: show it as written, since there is
             // no value to show before the line runs.
-            Check::Command { raw, .. } => return Err(Refusal::NotLiteral { word: raw.clone() }),
+            Check::Command { raw, .. } => return Err(Denial::NotLiteral { word: raw.clone() }),
             Check::Refuse(refusal) => return Err(refusal.clone()),
             Check::Nameref(_) => {}
             // A loop over a nameref makes it refer to each word in turn, so
             // `for r in PATH` retargets `r` at PATH.
             Check::LoopVariable { name, text } if namerefs.contains(&name.as_str()) => {
-                return Err(Refusal::NotLiteralName { text: text.clone() })
+                return Err(Denial::NotLiteralName { text: text.clone() })
             }
             Check::LoopVariable { .. } => {}
         }
@@ -194,7 +194,7 @@ enum Check {
     /// plain literal (expansions, globs, brace expansion, leading tilde).
     Command { raw: String, value: Option<String> },
     /// Refused whatever the list holds.
-    Refuse(Refusal),
+    Refuse(Denial),
     /// `declare -n NAME=…` somewhere in the line: NAME is a nameref.
     Nameref(String),
     /// The variable of a `for` or `select` loop, refused when it is a nameref anywhere

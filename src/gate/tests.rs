@@ -19,7 +19,7 @@ fn refused(line: &str, word: &str) {
     );
     assert_eq!(
         refusal,
-        Refusal::NotAllowed { word: word.into() },
+        Denial::NotAllowed { word: word.into() },
         "line: {line:?}"
     );
 }
@@ -30,7 +30,7 @@ fn not_literal(line: &str, word: &str) {
     let refusal = check_allowed(line, LIST).expect_err(line);
     assert_eq!(
         refusal,
-        Refusal::NotLiteral { word: word.into() },
+        Denial::NotLiteral { word: word.into() },
         "line: {line:?}"
     );
 }
@@ -44,7 +44,7 @@ fn forbidden(line: &str, name: &str) {
 #[track_caller]
 fn forbidden_with(line: &str, list: &[&str], name: &str) {
     match check_allowed(line, list) {
-        Err(Refusal::ForbiddenVariable { name: n, .. }) if n == name => {}
+        Err(Denial::ForbiddenVariable { name: n, .. }) if n == name => {}
         other => panic!("line {line:?}: expected a refusal for {name}, got {other:?}"),
     }
 }
@@ -53,7 +53,7 @@ fn forbidden_with(line: &str, list: &[&str], name: &str) {
 #[track_caller]
 fn unknown_name(line: &str, list: &[&str]) {
     match check_allowed(line, list) {
-        Err(Refusal::NotLiteralName { .. } | Refusal::Option { .. }) => {}
+        Err(Denial::NotLiteralName { .. } | Denial::Option { .. }) => {}
         other => panic!("line {line:?}: expected an unknown-name refusal, got {other:?}"),
     }
 }
@@ -62,7 +62,7 @@ fn unknown_name(line: &str, list: &[&str]) {
 #[track_caller]
 fn option(line: &str, list: &[&str], text: &str) {
     match check_allowed(line, list) {
-        Err(Refusal::Option { text: t, .. }) if t == text => {}
+        Err(Denial::Option { text: t, .. }) if t == text => {}
         other => panic!("line {line:?}: expected an option refusal {text:?}, got {other:?}"),
     }
 }
@@ -70,7 +70,7 @@ fn option(line: &str, list: &[&str], text: &str) {
 #[track_caller]
 fn unparsable(line: &str) {
     match check_allowed(line, LIST) {
-        Err(Refusal::Unparseable { .. }) => {}
+        Err(Denial::Unparseable { .. }) => {}
         other => panic!("line {line:?}: expected unparseable, got {other:?}"),
     }
 }
@@ -802,7 +802,7 @@ fn cond_command_must_be_listed() {
     );
     assert!(matches!(
         check_allowed("[[ x =~ # ]]; rm", &list),
-        Err(Refusal::Unparseable { .. })
+        Err(Denial::Unparseable { .. })
     ));
 }
 

@@ -351,7 +351,7 @@ impl Parser {
         }
         if indirect_assignment(body) {
             // `${!r:=v}` assigns to the variable whose name r holds.
-            w.inner.push(Check::Refuse(Refusal::NotLiteralName {
+            w.inner.push(Check::Refuse(Denial::NotLiteralName {
                 text: format!("${{{}}}", body.iter().collect::<String>()),
             }));
         }
@@ -523,7 +523,7 @@ impl Parser {
             .iter()
             .collect();
         if let Some(name) = assigned_in_arithmetic(&body) {
-            w.inner.push(Check::Refuse(Refusal::ForbiddenVariable {
+            w.inner.push(Check::Refuse(Denial::ForbiddenVariable {
                 text: format!("{name}=…"),
                 name,
                 change: Change::Assign,

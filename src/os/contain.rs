@@ -258,7 +258,7 @@ impl Contain {
     /// The leader of `key` has been reaped (called from the reaper's hook:
     /// quick). `on_gone` runs once nothing of it can run any more: when the
     /// returned [`LeaderEnded`] is finished, or when its lingering tree is
-    /// gone. The command's state is settled here; the removal of an empty
+    /// gone. The command's state is recorded here; the removal of an empty
     /// cell waits for [`LeaderEnded::finish`], so whoever waits for the
     /// exit can be woken first.
     pub(crate) fn leader_exited(&self, key: u64, on_gone: OnGone) -> LeaderEnded {

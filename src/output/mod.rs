@@ -243,7 +243,7 @@ impl Utf8Stream {
     }
 
     fn feed(&mut self, mut bytes: &[u8], mut emit: impl FnMut(&str, usize)) {
-        // First settle a sequence left incomplete by the previous chunk, one byte at a
+        // First complete a sequence left incomplete by the previous chunk, one byte at a
         // time: it is at most 3 bytes plus 1, so this costs nothing.
         while self.pending_len > 0 {
             let Some((&byte, rest)) = bytes.split_first() else {

@@ -12,4 +12,4 @@ pub(crate) mod supervisor;
 pub(crate) mod table;
 
 pub(crate) use shell::{Ended, ExitWaiter, Key, Kind, NewShell, Shell, StopReason};
-pub(crate) use supervisor::{Settled, StartError, Started, Stdio, Supervisor};
+pub(crate) use supervisor::{Settled, StartError, Stdio, Supervisor};

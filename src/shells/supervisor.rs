@@ -71,11 +71,6 @@ struct SideFiles {
     record_cwd: bool,
 }
 
-/// A shell that started.
-pub(crate) struct Started {
-    pub key: Key,
-}
-
 pub(crate) struct Supervisor {
     pub(super) table: Arc<Table>,
     pub(super) process: Arc<dyn Process>,
@@ -135,7 +130,7 @@ impl Supervisor {
         cwd: &Path,
         stdio: Stdio,
         register: impl FnOnce(&Shell, Key),
-    ) -> Result<Started, StartError> {
+    ) -> Result<Key, StartError> {
         let file_name = new.id.as_ref().map(|id| format!("{id}.output"));
         let (path, file) = self
             .outdir
@@ -190,7 +185,7 @@ impl Supervisor {
             // Stopped here. It did start, so its result says how it ended.
             self.stop(&[key], reason);
         }
-        Ok(Started { key })
+        Ok(key)
     }
 
     /// The terminals' I/O thread, started if it is not running yet.

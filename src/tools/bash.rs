@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{input, words, ToolResult};
+use super::{answers, input, ToolResult};
 use crate::api::core::Core;
 use crate::api::foreground;
 use crate::api::types::{CallError, Command, Outcome};
@@ -57,9 +57,9 @@ fn yield_of(core: &Core, input: &Value) -> Duration {
 fn interactive(core: &Arc<Core>, cmd: &Command, input: &Value, caller: &Caller) -> ToolResult {
     let outcome = match core.run(cmd, caller) {
         Ok(outcome) => outcome,
-        Err(e) => return words::error(&e),
+        Err(e) => return answers::error(&e),
     };
-    let started = words::outcome(&outcome);
+    let started = answers::outcome(&outcome);
     let Outcome::Background(bg) = &outcome else {
         return started;
     };
@@ -73,7 +73,7 @@ fn interactive(core: &Arc<Core>, cmd: &Command, input: &Value, caller: &Caller) 
                 info.status(),
                 info.exit_code(),
                 out.text(),
-                words::cap_of(info.stopped()),
+                answers::cap_of(info.stopped()),
             );
             ToolResult {
                 text: texts::interactive_started(&started.text, &first),
@@ -82,7 +82,7 @@ fn interactive(core: &Arc<Core>, cmd: &Command, input: &Value, caller: &Caller) 
                 ..started
             }
         }
-        Err(e) => words::error(&e),
+        Err(e) => answers::error(&e),
     }
 }
 
@@ -95,8 +95,8 @@ pub(crate) fn bash(core: &Arc<Core>, input: &Value, caller: &Caller) -> ToolResu
         return interactive(core, &cmd, input, caller);
     }
     match core.run(&cmd, caller) {
-        Ok(outcome) => words::outcome(&outcome),
-        Err(e) => words::error(&e),
+        Ok(outcome) => answers::outcome(&outcome),
+        Err(e) => answers::error(&e),
     }
 }
 
@@ -120,7 +120,7 @@ pub(crate) fn bash_f(core: &Arc<Core>, input: &Value, caller: &Caller) -> Pendin
             });
         return match spawned {
             Ok(_) => pending,
-            Err(e) => Pending::ready(words::error(&CallError::SpawnFailed(e.into()))),
+            Err(e) => Pending::ready(answers::error(&CallError::SpawnFailed(e.into()))),
         };
     }
     foreground::run_f(
@@ -128,8 +128,8 @@ pub(crate) fn bash_f(core: &Arc<Core>, input: &Value, caller: &Caller) -> Pendin
         &cmd,
         caller,
         Arc::new(|r| match r {
-            Ok(outcome) => words::outcome(&outcome),
-            Err(e) => words::error(&e),
+            Ok(outcome) => answers::outcome(&outcome),
+            Err(e) => answers::error(&e),
         }),
     )
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
-use super::{input, words, ToolResult};
+use super::{answers, input, ToolResult};
 use crate::api::core::Core;
 use crate::pending::{Completer, Pending};
 use crate::shells::{ExitWaiter, Key};
@@ -192,7 +192,7 @@ fn answer(core: &Core, id: &str, target: &Target, filter: Option<&Regex>) -> Too
                     info.status(),
                     info.exit_code(),
                     out.text(),
-                    words::cap_of(info.stopped()),
+                    answers::cap_of(info.stopped()),
                 );
                 if out.output_lost() {
                     text.push('\n');
@@ -206,7 +206,7 @@ fn answer(core: &Core, id: &str, target: &Target, filter: Option<&Regex>) -> Too
                         Some(info.output_file().to_path_buf()),
                     )
             }
-            Err(e) => words::error(&e),
+            Err(e) => answers::error(&e),
         },
         Target::Task(task_id) => match core.tasks.as_ref().and_then(|t| t.get(task_id)) {
             Some(info) => {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{input, words, ToolResult};
+use super::{answers, input, ToolResult};
 use crate::api::core::Core;
 use crate::api::types::CallError;
 use crate::tasks::StopRefused;
@@ -30,7 +30,7 @@ fn run(core: &Arc<Core>, input: &Value) -> Result<ToolResult, String> {
                 Some(info.output_file().to_path_buf()),
             ),
         ),
-        Err(e) => Ok(words::error(&e)),
+        Err(e) => Ok(answers::error(&e)),
     }
 }
 

@@ -1,8 +1,9 @@
 //! The JSON edge: the tools a model calls. Each file reads its JSON
 //! arguments, calls the typed API, and words the answer with
 //! [`crate::texts`]; this layer is the only place a typed outcome or error
-//! becomes the text a model reads (see [`words`]).
+//! becomes the text a model reads (see [`answers`]).
 
+mod answers;
 pub(crate) mod async_tools;
 pub(crate) mod bash;
 pub(crate) mod bash_output;
@@ -11,7 +12,6 @@ pub(crate) mod input;
 pub(crate) mod kill_shell;
 mod methods;
 pub(crate) mod monitor;
-mod words;
 pub(crate) mod write_stdin;
 
 use std::path::PathBuf;

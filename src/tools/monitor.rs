@@ -80,7 +80,7 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
     // The reader must never block on a pipe that a grandchild holds open.
     fcntl(read.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(spawn_failed)?;
     let id = tasks.next_id("monitor");
-    let started = core
+    let key = core
         .start_shell(
             NewShell {
                 command: command.to_string(),
@@ -100,7 +100,6 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
             },
         )
         .map_err(|e| e.to_string())?;
-    let key = started.key;
     let output = core
         .info(key)
         .map(|i| i.output_file().to_path_buf())

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{input, words, ToolResult};
+use super::{answers, input, ToolResult};
 use crate::api::core::Core;
 use crate::config::defaults;
 use crate::texts;
@@ -22,7 +22,7 @@ pub(crate) fn write_stdin(core: &Arc<Core>, input: &Value) -> ToolResult {
         Err(e) => return ToolResult::error(e),
     };
     if let Err(e) = core.check_open() {
-        return words::error(&e);
+        return answers::error(&e);
     }
     match core.write_stdin(id, text.as_bytes(), yield_time) {
         Ok(out) => {
@@ -31,7 +31,7 @@ pub(crate) fn write_stdin(core: &Arc<Core>, input: &Value) -> ToolResult {
                 info.status(),
                 info.exit_code(),
                 out.text(),
-                words::cap_of(info.stopped()),
+                answers::cap_of(info.stopped()),
             ))
             .with_exit_code(info.exit_code())
             .with_task(
@@ -40,6 +40,6 @@ pub(crate) fn write_stdin(core: &Arc<Core>, input: &Value) -> ToolResult {
                 Some(info.output_file().to_path_buf()),
             )
         }
-        Err(e) => words::error(&e),
+        Err(e) => answers::error(&e),
     }
 }

@@ -1,4 +1,4 @@
-//! Why the gate refused a line: a typed value whose `Display` is the model-facing text.
+//! Why the gate denied a line: a typed value whose `Display` is the model-facing text.
 
 use std::fmt;
 
@@ -10,7 +10,7 @@ use std::fmt;
 /// instead.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub enum Denial {
     /// A command word, after quote removal, that is not in `allowed_commands`.
     NotAllowed {
         /// The word as bash will look it up (`"t"ouch` is `touch`).
@@ -69,39 +69,39 @@ pub enum Change {
     Nameref,
 }
 
-impl Refusal {
+impl Denial {
     /// The word or construct the refusal is about, as it appears in the text.
     pub fn subject(&self) -> &str {
         match self {
-            Refusal::NotAllowed { word } | Refusal::NotLiteral { word } => word,
-            Refusal::ForbiddenVariable { text, .. }
-            | Refusal::NotLiteralName { text }
-            | Refusal::Option { text, .. } => text,
-            Refusal::Unparseable { .. } => PARSE_ERROR,
+            Denial::NotAllowed { word } | Denial::NotLiteral { word } => word,
+            Denial::ForbiddenVariable { text, .. }
+            | Denial::NotLiteralName { text }
+            | Denial::Option { text, .. } => text,
+            Denial::Unparseable { .. } => PARSE_ERROR,
         }
     }
 
     /// Whether this is the plain refusal of a word outside the list, as opposed to a
     /// construct refused whatever the list holds.
     pub fn is_unlisted_word(&self) -> bool {
-        matches!(self, Refusal::NotAllowed { .. })
+        matches!(self, Denial::NotAllowed { .. })
     }
 }
 
 /// The subject of an unparseable line, kept from the text before reasons were given.
 const PARSE_ERROR: &str = "could not parse the command line";
 
-impl fmt::Display for Refusal {
+impl fmt::Display for Denial {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let subject = self.subject();
         match self {
-            Refusal::NotAllowed { .. } => write!(f, "{}", crate::texts::not_allowed(subject)),
-            Refusal::NotLiteral { .. } => write!(
+            Denial::NotAllowed { .. } => write!(f, "{}", crate::texts::not_allowed(subject)),
+            Denial::NotLiteral { .. } => write!(
                 f,
                 "{} (a command word must be a plain name: write the command itself)",
                 crate::texts::not_allowed(subject)
             ),
-            Refusal::ForbiddenVariable { name, change, .. } => {
+            Denial::ForbiddenVariable { name, change, .. } => {
                 let clause = match change {
                     Change::Assign => format!("assignments to {name} are not allowed"),
                     Change::Unset => format!("unsetting {name} is not allowed"),
@@ -109,16 +109,16 @@ impl fmt::Display for Refusal {
                 };
                 write!(f, "{} ({clause})", crate::texts::not_allowed(subject))
             }
-            Refusal::NotLiteralName { .. } => write!(
+            Denial::NotLiteralName { .. } => write!(
                 f,
                 "{} (a variable name must be a plain word: write the name itself)",
                 crate::texts::not_allowed(subject)
             ),
-            Refusal::Option { reason, .. } | Refusal::Unparseable { reason } => {
+            Denial::Option { reason, .. } | Denial::Unparseable { reason } => {
                 write!(f, "{} ({reason})", crate::texts::not_allowed(subject))
             }
         }
     }
 }
 
-impl std::error::Error for Refusal {}
+impl std::error::Error for Denial {}
