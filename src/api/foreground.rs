@@ -7,15 +7,16 @@
 //! command whose `Pending` was dropped goes on; at its timeout it becomes
 //! `bash_N`, is listed by `background_pids` and notified like any other.
 
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use super::core::{Core, Place, Started};
-use super::types::{CallError, Command, Outcome};
+use super::types::{Backgrounded, CallError, Command, Exited, Outcome, ShellId};
 use crate::caller::Caller;
 use crate::pending::{CommandHandle, Completer, Pending};
-use crate::shells::{ExitWaiter, Key, StopReason};
-use crate::{deadline, timer};
+use crate::shells::{ExitWaiter, Key, Settled, Shell, StopReason};
+use crate::{deadline, output, timer};
 
 /// Turns the typed result into what the caller's `Pending` holds.
 pub(crate) type Convert<T> = Arc<dyn Fn(Result<Outcome, CallError>) -> T + Send + Sync>;
@@ -126,5 +127,80 @@ impl<T: Send + 'static> ExitWaiter for OnExit<T> {
             let result = state.result();
             (state.convert)(result)
         });
+    }
+}
+
+impl Core {
+    /// The output file of shell `key`, while its record exists.
+    pub(crate) fn output_of(&self, key: Key) -> Option<PathBuf> {
+        let inner = self.shells.table().lock();
+        inner.get(key).map(|s| s.output().to_path_buf())
+    }
+
+    /// Runs `cmd` and blocks until it exits or moves to the background.
+    pub(crate) fn run(
+        self: &Arc<Self>,
+        cmd: &Command,
+        caller: &Caller,
+    ) -> Result<Outcome, CallError> {
+        match self.start(cmd, caller)? {
+            Started::Answered(outcome) => Ok(outcome),
+            Started::Foreground {
+                key,
+                timeout,
+                place,
+            } => {
+                let table = self.shells.table();
+                let inner = table.lock();
+                drop(table.wait_exited(inner, &[key], deadline::after(timeout)));
+                self.settle(key, timeout, &place)
+            }
+        }
+    }
+
+    /// Settles a foreground command at its exit or its timeout.
+    pub(crate) fn settle(
+        &self,
+        key: Key,
+        timeout: Duration,
+        place: &Place,
+    ) -> Result<Outcome, CallError> {
+        let settled = self.shells.settle(
+            key,
+            || self.next_bash_id(),
+            |shell, key| self.register(shell, key),
+        );
+        match settled {
+            Settled::Finished(shell) => {
+                if let Some(dir) = self.shells.take_last_dir(key, &shell) {
+                    self.keep_last_dir(place, dir);
+                }
+                let exited = self.finished(&shell, place);
+                self.shells.retire_output(&shell);
+                exited.map(Outcome::Exited)
+            }
+            Settled::Moved { id, output } => Ok(Outcome::Background(Backgrounded {
+                id: ShellId::from(id),
+                output_file: output,
+                after: Some(timeout),
+                notified: self.notifies(),
+                cwd_reset: place.reset.clone(),
+            })),
+            Settled::Gone => Err(CallError::Closed),
+        }
+    }
+
+    /// What a foreground command that has ended produced.
+    fn finished(&self, shell: &Shell, place: &Place) -> Result<Exited, CallError> {
+        let rendered = output::render_file(shell.output(), 0, self.config.output_limit, None, true)
+            .map_err(|e| CallError::ReadFailed(e.into()))?;
+        Ok(Exited {
+            code: shell.exit_code().unwrap_or(-1),
+            output: rendered.text,
+            truncated: rendered.truncated,
+            stopped: self.cause(shell.stop_reason()),
+            output_lost: crate::os::outdir::no_space(shell.output()),
+            cwd_reset: place.reset.clone(),
+        })
     }
 }

@@ -4,6 +4,9 @@
 pub(crate) mod builder;
 pub(crate) mod core;
 pub(crate) mod foreground;
+mod reads;
+mod start;
+mod stop;
 pub(crate) mod types;
 
 #[cfg(test)]

@@ -1,0 +1,169 @@
+//! Reading a shell: its state, what it wrote since the last read, and the
+//! terminal of an interactive one (what is typed in, what it answers).
+
+use std::time::Duration;
+
+use regex::Regex;
+
+use super::core::Core;
+use super::types::{CallError, NewOutput, ShellId, ShellInfo, StopCause};
+use crate::deadline;
+use crate::output;
+use crate::shells::{Key, StopReason};
+use crate::status::TaskStatus;
+
+impl Core {
+    pub(crate) fn cause(&self, reason: Option<StopReason>) -> Option<StopCause> {
+        reason.map(|r| match r {
+            StopReason::Killed => StopCause::Killed,
+            StopReason::StopAll => StopCause::StopAll,
+            StopReason::OutputCap => StopCause::OutputCap {
+                limit: self.config.max_output_bytes,
+            },
+            StopReason::MonitorTimeout => StopCause::MonitorTimeout,
+            StopReason::Flood => StopCause::Flood,
+        })
+    }
+
+    /// The key of background shell `id`.
+    pub(crate) fn key_of(&self, id: &str) -> Option<Key> {
+        self.shells.table().lock().by_id(id)
+    }
+
+    /// The state of shell `key` (with ID `id`).
+    pub(crate) fn info(&self, key: Key) -> Option<ShellInfo> {
+        let inner = self.shells.table().lock();
+        let s = inner.get(key)?;
+        Some(ShellInfo {
+            id: ShellId::from(s.id()?),
+            command: s.command().to_string(),
+            description: s.description().map(str::to_string),
+            status: s.status(),
+            exit_code: s.exit_code(),
+            output_file: s.output().to_path_buf(),
+            stopped: self.cause(s.stop_reason()),
+        })
+    }
+
+    /// What shell `key` wrote since the last read (only the lines matching
+    /// `filter`, if given), and its state.
+    pub(crate) fn read_output(
+        &self,
+        key: Key,
+        filter: Option<&Regex>,
+    ) -> Result<NewOutput, CallError> {
+        let (read_lock, id) = {
+            let inner = self.shells.table().lock();
+            let s = inner.get(key).ok_or(CallError::Closed)?;
+            (s.read_lock(), s.id().unwrap_or_default().to_string())
+        };
+        // One reader at a time per shell: the cursor is read, the file read,
+        // and the cursor moved as one step.
+        let _reading = read_lock.lock();
+        let cursor = self
+            .shells
+            .table()
+            .lock()
+            .get(key)
+            .map(|s| s.cursor())
+            .ok_or_else(|| CallError::UnknownId(id.clone()))?;
+        // The state is taken before the file is read: once ended, the file
+        // is complete, so everything to its end may be consumed.
+        let info = self.info(key).ok_or(CallError::UnknownId(id))?;
+        let rendered = output::render_file(
+            &info.output_file,
+            cursor,
+            self.config.output_limit,
+            filter,
+            info.exit_code.is_some(),
+        )
+        .map_err(|e| CallError::ReadFailed(e.into()))?;
+        self.shells.advance_cursor(key, rendered.consumed);
+        // Asked once the shell has ended, when its output is complete.
+        let output_lost =
+            info.status() != TaskStatus::Running && crate::os::outdir::no_space(info.output_file());
+        Ok(NewOutput {
+            info,
+            text: rendered.text,
+            truncated: rendered.truncated,
+            output_lost,
+        })
+    }
+
+    /// Types `input` into the terminal of interactive shell `id`, then
+    /// answers as [`yield_output`](Self::yield_output).
+    pub(crate) fn write_stdin(
+        &self,
+        id: &str,
+        input: &[u8],
+        yield_time: Duration,
+    ) -> Result<NewOutput, CallError> {
+        if !self.config.interactive {
+            return Err(CallError::InteractiveOff);
+        }
+        let key = self
+            .key_of(id)
+            .ok_or_else(|| CallError::UnknownId(id.to_string()))?;
+        let (interactive, status) = {
+            let inner = self.shells.table().lock();
+            let s = inner
+                .get(key)
+                .ok_or_else(|| CallError::UnknownId(id.to_string()))?;
+            (s.is_interactive(), s.status())
+        };
+        if !interactive {
+            return Err(CallError::NotInteractive(id.to_string()));
+        }
+        if status.is_ended() {
+            return Err(CallError::NotRunning {
+                id: id.to_string(),
+                status,
+            });
+        }
+        let since = self
+            .shells
+            .write_terminal(key, input)
+            .map_err(|_| CallError::TerminalClosed(id.to_string()))?;
+        self.yield_output(key, since, yield_time)
+    }
+
+    /// Waits up to `yield_time` (at most `max_timeout`) for interactive
+    /// shell `key` to print more than `since` bytes, answering early once
+    /// that output has paused for [`QUIET`](crate::defaults::QUIET) or the
+    /// shell has ended; then reads its new output.
+    pub(crate) fn yield_output(
+        &self,
+        key: Key,
+        since: u64,
+        yield_time: Duration,
+    ) -> Result<NewOutput, CallError> {
+        let until = deadline::saturating_add(
+            std::time::Instant::now(),
+            yield_time.min(self.config.max_timeout),
+        );
+        self.shells
+            .wait_terminal(key, since, crate::config::defaults::QUIET, until);
+        self.read_output(key, None)
+    }
+
+    /// Waits as [`yield_output`](Self::yield_output) for output of
+    /// interactive shell `key` not read yet (past its cursor: its file
+    /// holds only what its terminal received).
+    pub(crate) fn yield_unread(
+        &self,
+        key: Key,
+        yield_time: Duration,
+    ) -> Result<NewOutput, CallError> {
+        let cursor = {
+            let inner = self.shells.table().lock();
+            let s = inner.get(key).ok_or(CallError::Closed)?;
+            if !s.is_interactive() {
+                return Err(CallError::NotInteractive(
+                    s.id().unwrap_or_default().to_string(),
+                ));
+            }
+            s.cursor()
+        };
+        self.yield_output(key, cursor, yield_time)
+    }
+}

@@ -1,0 +1,258 @@
+//! Starting a command: the gates, the directory it starts in (and the one
+//! a recipient's last foreground command ended in), and the start itself,
+//! in the foreground or the background.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::core::Core;
+use super::types::{Backgrounded, CallError, Command, CwdReset, Outcome, Refusal, ShellId};
+use crate::caller::Caller;
+use crate::gate;
+use crate::shells::{Key, Kind, NewShell, StartError, Stdio};
+
+/// Where a recipient's last foreground command ended, and the caller's own
+/// working directory it started from: the record holds only while the
+/// caller still names that one.
+pub(crate) struct LastDir {
+    pub(super) dir: PathBuf,
+    pub(super) base: Option<PathBuf>,
+}
+
+/// What starting a command led to.
+pub(crate) enum Started {
+    /// Refused by a gate, or started in the background: known at once.
+    Answered(Outcome),
+    /// Running in the foreground until `timeout`.
+    Foreground {
+        key: Key,
+        timeout: Duration,
+        place: Place,
+    },
+}
+
+/// Where a foreground command started, for its settling: whose directory
+/// its end may become, and whether the recorded one had to be dropped.
+#[derive(Debug, Clone)]
+pub(crate) struct Place {
+    pub(super) recipient: String,
+    pub(super) base: Option<PathBuf>,
+    pub(super) reset: Option<CwdReset>,
+}
+
+impl Core {
+    /// The directory a command runs in: the call's, else the caller's, else
+    /// the configured one; relative paths are taken from the configured one.
+    /// With a sandbox it must lie inside one of its write roots.
+    pub(crate) fn resolve_cwd(
+        &self,
+        arg: Option<&Path>,
+        caller: &Caller,
+    ) -> Result<PathBuf, CallError> {
+        let base = &self.config.working_directory;
+        let dir = match (arg, caller.get_working_directory()) {
+            (Some(a), _) => base.join(a),
+            (None, Some(c)) => base.join(c),
+            (None, None) => base.clone(),
+        };
+        self.check_dir(&dir)?;
+        Ok(dir)
+    }
+
+    /// The directory a command starts in: [`resolve_cwd`](Self::resolve_cwd),
+    /// except that with `persist_working_directory` and no directory of
+    /// the call's own, where the recipient's last foreground command ended
+    /// comes first — if it is still usable; else it is forgotten and the
+    /// reset returned.
+    pub(crate) fn start_dir(
+        &self,
+        arg: Option<&Path>,
+        caller: &Caller,
+    ) -> Result<(PathBuf, Option<CwdReset>), CallError> {
+        if arg.is_none() && self.config.persist_working_directory {
+            if let Some(last) = self.last_dir(caller) {
+                match self.check_dir(&last) {
+                    Ok(()) => return Ok((last, None)),
+                    Err(e) => {
+                        self.last_dirs.lock().remove(caller.get_recipient());
+                        let ran_in = self.resolve_cwd(None, caller)?;
+                        let reset = CwdReset {
+                            lost: last,
+                            ran_in: ran_in.clone(),
+                            outside_sandbox: matches!(e, CallError::OutsideSandbox(_)),
+                        };
+                        return Ok((ran_in, Some(reset)));
+                    }
+                }
+            }
+        }
+        Ok((self.resolve_cwd(arg, caller)?, None))
+    }
+
+    /// Where `caller`'s recipient last ended, while its caller's own
+    /// directory is the one it started from.
+    fn last_dir(&self, caller: &Caller) -> Option<PathBuf> {
+        let dirs = self.last_dirs.lock();
+        let last = dirs.get(caller.get_recipient())?;
+        (last.base.as_deref() == caller.get_working_directory()).then(|| last.dir.clone())
+    }
+
+    /// Keeps `dir` as where `place`'s recipient ended.
+    pub(super) fn keep_last_dir(&self, place: &Place, dir: PathBuf) {
+        self.last_dirs.lock().insert(
+            place.recipient.clone(),
+            LastDir {
+                dir,
+                base: place.base.clone(),
+            },
+        );
+    }
+
+    /// A directory a command may run in: one that exists and, with a
+    /// sandbox, lies inside one of its write roots.
+    fn check_dir(&self, dir: &Path) -> Result<(), CallError> {
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(CallError::NotADirectory(dir.to_path_buf())),
+            Err(_) => return Err(CallError::NoSuchDirectory(dir.to_path_buf())),
+        }
+        if let Some(sandbox) = &self.config.sandbox {
+            // Resolved as the kernel will: a symlink out of a root is out.
+            let inside = dir
+                .canonicalize()
+                .is_ok_and(|real| sandbox.allows_cwd(&real));
+            if !inside {
+                return Err(CallError::OutsideSandbox(dir.to_path_buf()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The gates: `allowed_commands`, then the validator.
+    pub(crate) fn check_gates(&self, command: &str, cwd: &Path) -> Result<(), Refusal> {
+        if let Some(allowed) = &self.config.allowed_commands {
+            gate::check_allowed(command, allowed).map_err(Refusal::NotAllowed)?;
+        }
+        if let Some(validator) = &self.config.validator {
+            let verdict =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| validator(command, cwd)));
+            match verdict {
+                Ok(Ok(())) => {}
+                Ok(Err(reason)) => return Err(Refusal::Validator(reason)),
+                Err(_) => return Err(Refusal::ValidatorPanicked),
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a command line before anything else is looked at.
+    pub(crate) fn check_command(command: &str) -> Result<(), CallError> {
+        if command.trim().is_empty() {
+            return Err(CallError::NoCommand);
+        }
+        if command.contains('\0') {
+            return Err(CallError::NulInCommand);
+        }
+        Ok(())
+    }
+
+    /// The foreground time of `cmd`: its own, else the default; at most the cap.
+    pub(crate) fn timeout_of(&self, cmd: &Command) -> Duration {
+        cmd.get_timeout()
+            .unwrap_or(self.config.default_timeout)
+            .min(self.config.max_timeout)
+    }
+
+    /// Checks and starts `cmd`: in the background at once, or in the
+    /// foreground until its timeout.
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        cmd: &Command,
+        caller: &Caller,
+    ) -> Result<Started, CallError> {
+        Core::check_command(cmd.get_command())?;
+        self.check_open()?;
+        if cmd.is_interactive() && !self.config.interactive {
+            return Err(CallError::InteractiveOff);
+        }
+        if cmd.is_interactive() && cmd.get_stdin().is_some() {
+            return Err(CallError::StdinWithInteractive);
+        }
+        let (cwd, reset) = self.start_dir(cmd.get_working_directory(), caller)?;
+        if let Err(refusal) = self.check_gates(cmd.get_command(), &cwd) {
+            return Ok(Started::Answered(Outcome::Refused(refusal)));
+        }
+        let id = cmd.is_background().then(|| self.next_bash_id());
+        let new = NewShell {
+            command: cmd.get_command().to_string(),
+            description: cmd.get_description().map(str::to_string),
+            id: id.clone(),
+            kind: if id.is_some() {
+                Kind::Background
+            } else {
+                Kind::Foreground
+            },
+            recipient: caller.get_recipient().to_string(),
+            call: caller.get_call().map(str::to_string),
+            detached: caller.is_detached(),
+        };
+        let key = self.start_shell(
+            new,
+            &cwd,
+            Stdio {
+                stdout: None,
+                terminal: cmd.is_interactive().then_some(self.config.terminal_size),
+                stdin: cmd.get_stdin().map(str::to_string),
+                // Only where it ends from where this order put it.
+                record_cwd: self.config.persist_working_directory
+                    && id.is_none()
+                    && cmd.get_working_directory().is_none(),
+            },
+        )?;
+        match id {
+            Some(id) => {
+                let output_file = self.output_of(key).unwrap_or_default();
+                Ok(Started::Answered(Outcome::Background(Backgrounded {
+                    id: ShellId::from(id),
+                    output_file,
+                    after: None,
+                    notified: self.notifies(),
+                    cwd_reset: reset,
+                })))
+            }
+            None => Ok(Started::Foreground {
+                key,
+                timeout: self.timeout_of(cmd),
+                place: Place {
+                    recipient: caller.get_recipient().to_string(),
+                    base: caller.get_working_directory().map(Path::to_path_buf),
+                    reset,
+                },
+            }),
+        }
+    }
+
+    /// Starts a shell, registering it when it starts in the background; a
+    /// failed start forgets its registry entry too.
+    pub(crate) fn start_shell(
+        self: &Arc<Self>,
+        new: NewShell,
+        cwd: &Path,
+        stdio: Stdio,
+    ) -> Result<Key, CallError> {
+        let id = new.id.clone();
+        let started = self
+            .shells
+            .start(new, cwd, stdio, |shell, key| self.register(shell, key));
+        started.map_err(|e| {
+            if let (Some(tasks), Some(id)) = (&self.tasks, &id) {
+                tasks.remove(id);
+            }
+            match e {
+                StartError::Closed => CallError::Closed,
+                StartError::Io(e) => CallError::SpawnFailed(e.into()),
+            }
+        })
+    }
+}
