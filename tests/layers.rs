@@ -1,7 +1,11 @@
 //! The architecture, checked: the modules of `src/` depend one way, each
 //! only on modules of a lower layer (leaves, `os`, `shells`, mechanisms,
-//! `api`, `tools`, `mcp`), so there is no import cycle. Read from the source
-//! itself: every `crate::MODULE` path in every file of a module.
+//! `api`, `tools`, `mcp`), so there is no import cycle; and the two outer
+//! layers go through one door each: `tools` reaches nothing above the
+//! leaves but `api`, and `mcp` nothing above the leaves but the public API
+//! (the names the crate root re-exports). Read from the source itself:
+//! every `crate::PATH` in every file of a module, doc comments aside. No
+//! rule has an exception.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -27,6 +31,19 @@ const LAYERS: &[(&str, u32)] = &[
     ("tools", 7),
     ("mcp", 8),
 ];
+
+/// The highest layer every module may use freely: the leaves.
+const LEAVES: u32 = 1;
+
+/// Modules that reach the layers above the leaves through one door only.
+enum Door {
+    /// Only this module.
+    Module(&'static str),
+    /// Only names the crate root re-exports (`crate::Name`).
+    PublicApi,
+}
+
+const DOORS: &[(&str, Door)] = &[("tools", Door::Module("api")), ("mcp", Door::PublicApi)];
 
 fn layer(module: &str) -> Option<u32> {
     LAYERS.iter().find(|(m, _)| *m == module).map(|&(_, l)| l)
@@ -144,6 +161,40 @@ fn modules_depend_only_on_lower_layers() {
         wrong.is_empty(),
         "dependencies that do not go down a layer:\n{}",
         wrong.join("\n")
+    );
+    // The doors: each `crate::` path of tools and mcp, as written.
+    let mut through_wall = Vec::new();
+    for path in &all {
+        let rel = path.strip_prefix(&src).unwrap();
+        let first = rel.iter().next().unwrap().to_string_lossy().to_string();
+        let module = first.trim_end_matches(".rs");
+        let Some((_, door)) = DOORS.iter().find(|(m, _)| *m == module) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(path).unwrap();
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for name in crate_paths(&code) {
+            let target = reexported.get(&name).cloned().unwrap_or(name.clone());
+            if target == module || layer(&target).map_or(true, |l| l <= LEAVES) {
+                continue;
+            }
+            let ok = match door {
+                Door::Module(m) => target == *m,
+                Door::PublicApi => reexported.contains_key(&name),
+            };
+            if !ok {
+                through_wall.push(format!("{}: {module} uses crate::{name}", rel.display()));
+            }
+        }
+    }
+    assert!(
+        through_wall.is_empty(),
+        "paths past a module's one door:\n{}",
+        through_wall.join("\n")
     );
     // Every module of src/ has a layer, so a new one cannot slip past.
     for path in &all {

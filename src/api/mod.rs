@@ -4,7 +4,8 @@
 pub(crate) mod builder;
 pub(crate) mod core;
 pub(crate) mod foreground;
-mod reads;
+mod monitor;
+pub(crate) mod reads;
 mod start;
 mod stop;
 pub(crate) mod types;
@@ -27,7 +28,7 @@ use crate::os::contain::Containment;
 use crate::os::outdir::OutputDir;
 use crate::os::process::Process;
 use crate::os::sandbox::SandboxStatus;
-use crate::pending::{Completer, Pending};
+pub(crate) use crate::pending::{Completer, Pending};
 use crate::shells::ExitWaiter;
 use crate::status::TaskStatus;
 use crate::tasks::Tasks;
@@ -415,6 +416,32 @@ impl Settings<'_> {
     pub fn allowed_commands(&self) -> Option<&[String]> {
         self.config.allowed_commands.as_deref()
     }
+    /// How long a call with these JSON arguments may take, by the tool's
+    /// own rule: its `timeout` in seconds (absent, zero, negative or not a
+    /// number: `default_timeout` for `bash`, `block_timeout` for
+    /// `bash_output`), cut to `max_timeout`. For a progress bar's total.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let tools = bashtools::BashTools::builder().build()?;
+    /// let s = tools.settings();
+    /// let args = serde_json::json!({"command": "make", "timeout": 30});
+    /// assert_eq!(s.call_timeout("bash", &args), Duration::from_secs(30));
+    /// let args = serde_json::json!({"bash_id": "bash_1", "block": true});
+    /// assert_eq!(s.call_timeout("bash_output", &args), s.block_timeout());
+    /// # Ok::<(), bashtools::Error>(())
+    /// ```
+    pub fn call_timeout(&self, tool: &str, args: &serde_json::Value) -> Duration {
+        let default = match tool {
+            "bash_output" => self.config.block_timeout,
+            _ => self.config.default_timeout,
+        };
+        let max = self.config.max_timeout;
+        match args.as_object() {
+            Some(a) => timeout_secs(a, "timeout", default, max),
+            None => default.min(max),
+        }
+    }
 }
 
 /// Completes a [`BashTools::wait_f`] at the exit or the deadline.
@@ -448,4 +475,25 @@ impl ExitWaiter for InfoWaiter {
     fn exited(self: Box<Self>) {
         self.complete();
     }
+}
+
+/// A timeout in seconds: absent, zero, negative or non-numeric falls back
+/// to `default` (contract §4); a larger one than `max` is cut down.
+/// A numeric string (`"30"`) counts as its number.
+pub(crate) fn timeout_secs(
+    args: &serde_json::Map<String, serde_json::Value>,
+    name: &str,
+    default: Duration,
+    max: Duration,
+) -> Duration {
+    let secs = match args.get(name) {
+        Some(serde_json::Value::Number(n)) => n.as_f64(),
+        Some(serde_json::Value::String(s)) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    let chosen = match secs {
+        Some(s) if s.is_finite() && s > 0.0 => Duration::try_from_secs_f64(s).unwrap_or(max),
+        _ => default,
+    };
+    chosen.min(max)
 }

@@ -5,12 +5,16 @@ use std::time::Duration;
 
 use regex::Regex;
 
+use std::time::Instant;
+
 use super::core::Core;
 use super::types::{CallError, NewOutput, ShellId, ShellInfo, StopCause};
-use crate::deadline;
 use crate::output;
+use crate::shells::ExitWaiter;
 use crate::shells::{Key, StopReason};
 use crate::status::TaskStatus;
+use crate::tasks::{EndWaiter, TaskInfo};
+use crate::{deadline, timer};
 
 impl Core {
     pub(crate) fn cause(&self, reason: Option<StopReason>) -> Option<StopCause> {
@@ -165,5 +169,103 @@ impl Core {
             s.cursor()
         };
         self.yield_output(key, cursor, yield_time)
+    }
+}
+
+/// What a `bash_output` reads: a shell of these tools, or another entry of
+/// the registry (a subagent, or another `BashTools`'s shell), by its ID.
+#[derive(Clone)]
+pub(crate) enum Target {
+    Shell(Key),
+    Task(String),
+}
+
+/// Told once, when what it waits on ends or its deadline passes, unless
+/// it is stale by then (its `Pending` completed another way, or dropped).
+pub(crate) trait Waiter: Clone + Send + 'static {
+    fn is_stale(&self) -> bool;
+    fn wake(self);
+}
+
+/// A [`Waiter`] as the table and the registry take one.
+struct OnEnd<W>(W);
+
+impl<W: Waiter> ExitWaiter for OnEnd<W> {
+    fn is_stale(&self) -> bool {
+        self.0.is_stale()
+    }
+
+    fn exited(self: Box<Self>) {
+        self.0.wake();
+    }
+}
+
+impl<W: Waiter> EndWaiter for OnEnd<W> {
+    fn is_stale(&self) -> bool {
+        self.0.is_stale()
+    }
+
+    fn ended(self: Box<Self>) {
+        self.0.wake();
+    }
+}
+
+impl Core {
+    /// What ID (or a registry entry's name) `id` names, if anything.
+    pub(crate) fn target_of(&self, id: &str) -> Option<Target> {
+        match self.key_of(id) {
+            Some(key) => Some(Target::Shell(key)),
+            None => self
+                .tasks
+                .as_ref()
+                .and_then(|t| t.resolve(id))
+                .map(Target::Task),
+        }
+    }
+
+    /// Whether `target` is still at work.
+    pub(crate) fn is_running(&self, target: &Target) -> bool {
+        match target {
+            Target::Shell(key) => self.info(*key).is_some_and(|i| !i.status().is_ended()),
+            Target::Task(id) => self.task_info(id).is_some_and(|i| !i.status.is_ended()),
+        }
+    }
+
+    /// Blocks until `target` ends, or the deadline (`None`: none).
+    pub(crate) fn wait_end(&self, target: &Target, deadline: Option<Instant>) {
+        match target {
+            Target::Shell(key) => {
+                let table = self.shells.table();
+                let inner = table.lock();
+                drop(table.wait_exited(inner, &[*key], deadline));
+            }
+            Target::Task(id) => {
+                if let Some(tasks) = &self.tasks {
+                    tasks.wait_end(id, deadline);
+                }
+            }
+        }
+    }
+
+    /// Wakes `waiter` once, when `target` ends or after `timeout`,
+    /// whichever is first; no thread waits meanwhile.
+    pub(crate) fn when_ended(&self, target: &Target, timeout: Duration, waiter: impl Waiter) {
+        if let Some(at) = deadline::after(timeout) {
+            let on_timeout = waiter.clone();
+            timer::at(at, move || on_timeout.wake());
+        }
+        match target {
+            Target::Shell(key) => self.shells.table().on_exit(*key, Box::new(OnEnd(waiter))),
+            Target::Task(id) => {
+                if let Some(tasks) = &self.tasks {
+                    tasks.on_end(id, Box::new(OnEnd(waiter)));
+                }
+            }
+        }
+    }
+
+    /// The registry's entry `id`.
+    pub(crate) fn task_info(&self, id: &str) -> Option<TaskInfo> {
+        self.tasks.as_ref().and_then(|t| t.get(id))
     }
 }

@@ -5,6 +5,7 @@ use super::core::Core;
 use super::types::{CallError, ShellInfo};
 use crate::shells::StopReason;
 use crate::status::TaskStatus;
+use crate::tasks::StopRefused;
 
 impl Core {
     /// Stops background shell `id` (its whole group) and returns its state.
@@ -39,5 +40,20 @@ impl Core {
         }
         self.info(key)
             .ok_or_else(|| CallError::UnknownId(id.to_string()))
+    }
+}
+
+impl Core {
+    /// Asks registry entry `id` (a subagent, another `BashTools`'s shell)
+    /// to stop; its ID and description when it was running.
+    pub(crate) fn stop_entry(&self, id: &str) -> Result<(String, String), CallError> {
+        let Some(tasks) = &self.tasks else {
+            return Err(CallError::UnknownId(id.to_string()));
+        };
+        tasks.request_stop(id).map_err(|refused| match refused {
+            StopRefused::Unknown => CallError::UnknownId(id.to_string()),
+            StopRefused::NotRunning(id, status) => CallError::NotRunning { id, status },
+            StopRefused::Panicked(id) => CallError::StopPanicked(id),
+        })
     }
 }

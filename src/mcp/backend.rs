@@ -31,7 +31,6 @@ pub(crate) struct Backend {
 pub(crate) struct Limits {
     pub default_timeout: Duration,
     pub max_timeout: Duration,
-    pub block_timeout: Duration,
     pub output_limit: usize,
     pub kill_grace: Duration,
 }
@@ -46,7 +45,6 @@ impl Backend {
         Limits {
             default_timeout: s.default_timeout(),
             max_timeout: s.max_timeout(),
-            block_timeout: s.block_timeout(),
             output_limit: s.output_limit(),
             kill_grace: s.kill_grace(),
         }
@@ -112,14 +110,9 @@ impl Backend {
         (info.status() == TaskStatus::Running).then(|| info.output_file().to_path_buf())
     }
 
-    /// The effective timeout of a call, by the tools' own rule (seconds;
-    /// absent, zero, negative or not a number: `default`; cut to
-    /// `max_timeout`).
-    pub(crate) fn timeout_of(&self, args: &Value, default: Duration) -> Duration {
-        let max = self.tools.settings().max_timeout();
-        match args.as_object() {
-            Some(a) => crate::tools::input::timeout_secs(a, "timeout", default, max),
-            None => default.min(max),
-        }
+    /// The effective timeout of a call of `tool` (see
+    /// [`Settings::call_timeout`](crate::Settings::call_timeout)).
+    pub(crate) fn timeout_of(&self, tool: &str, args: &Value) -> Duration {
+        self.tools.settings().call_timeout(tool, args)
     }
 }

@@ -26,10 +26,7 @@ use super::inbox::{Inbox, Seq};
 use super::jsonrpc;
 use super::progress::Progress;
 use super::protocol::{self, Era};
-use crate::caller::Caller;
-use crate::pending::{CommandHandle, Pending};
-use crate::tasks::Notification;
-use crate::tools::ToolResult;
+use crate::{Caller, CommandHandle, Notification, Pending, ToolResult};
 
 /// At most this many calls run at once; more are refused with an error
 /// response. Each costs a thread, and a client past this is looping.
@@ -202,7 +199,6 @@ pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
 
 fn run(cx: &Shared, key: &str, seq: Seq, call: &ToolCall) -> ToolResult {
     let input = &call.arguments;
-    let limits = cx.backend.limits();
     match call.tool.as_str() {
         "bash" => {
             let (pending, shell) = cx.backend.bash(input, &call.caller);
@@ -211,14 +207,14 @@ fn run(cx: &Shared, key: &str, seq: Seq, call: &ToolCall) -> ToolResult {
                     shell.cancel();
                 }
             }
-            let total = cx.backend.timeout_of(input, limits.default_timeout);
+            let total = cx.backend.timeout_of("bash", input);
             let output = shell.as_ref().and_then(|s| s.output_file());
             wait_reporting(cx, seq, call, pending, total, || output.clone())
         }
         // A shell's end notification is queued before anyone woken by its
         // exit runs, so it travels in these calls' own results.
         "bash_output" => {
-            let total = cx.backend.timeout_of(input, limits.block_timeout);
+            let total = cx.backend.timeout_of("bash_output", input);
             bash_output(cx, seq, call, total)
         }
         "kill_shell" => cx.backend.kill_shell(input),

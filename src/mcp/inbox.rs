@@ -37,7 +37,7 @@ use super::backend::Backend;
 use super::jsonrpc;
 use super::options::Deliver;
 use super::writer::Writer;
-use crate::tasks::Notification;
+use crate::Notification;
 
 /// The recipient of the calls whose notifications go to the client as log
 /// messages too.

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::backend::Backend;
-use crate::tools::definitions::ToolDefinition;
+use crate::ToolDefinition;
 
 /// Where notifications reach the model over MCP when results carry them.
 const IN_RESULTS: &str = " Notifications appear in a later tool result, as a <task-notification> \

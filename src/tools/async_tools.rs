@@ -11,8 +11,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::api::core::Core;
+use crate::api::Pending;
 use crate::caller::Caller;
-use crate::pending::Pending;
 use crate::tools::{self, ToolDefinition, ToolResult};
 
 /// A value given now, or a closure asked at each call.

@@ -10,9 +10,9 @@ use super::{answers, input, ToolResult};
 use crate::api::core::Core;
 use crate::api::foreground;
 use crate::api::types::{CallError, Command, Outcome};
+use crate::api::Pending;
 use crate::caller::Caller;
 use crate::config::defaults;
-use crate::pending::Pending;
 use crate::texts;
 
 /// The command of a `bash` call's arguments, checked.

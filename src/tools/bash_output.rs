@@ -9,20 +9,9 @@ use serde_json::Value;
 
 use super::{answers, input, ToolResult};
 use crate::api::core::Core;
-use crate::pending::{Completer, Pending};
-use crate::shells::{ExitWaiter, Key};
-use crate::tasks::EndWaiter;
-use crate::{deadline, texts, timer};
-
-/// What a `bash_output` call reads.
-#[derive(Clone)]
-enum Target {
-    /// A shell of this `BashTools`.
-    Shell(Key),
-    /// Another entry of the registry (a subagent, or another `BashTools`'s
-    /// shell), by its ID.
-    Task(String),
-}
+use crate::api::reads::{Target, Waiter};
+use crate::api::{Completer, Pending};
+use crate::{deadline, texts};
 
 /// A checked `bash_output` call.
 struct Request {
@@ -53,15 +42,7 @@ fn parse(core: &Core, input: &Value) -> Result<Request, String> {
         core.config.max_timeout,
     );
     core.check_open().map_err(|e| e.to_string())?;
-    let target = match core.key_of(&id) {
-        Some(key) => Target::Shell(key),
-        None => core
-            .tasks
-            .as_ref()
-            .and_then(|t| t.resolve(&id))
-            .map(Target::Task)
-            .ok_or_else(|| texts::no_task(&id))?,
-    };
+    let target = core.target_of(&id).ok_or_else(|| texts::no_task(&id))?;
     Ok(Request {
         id,
         target,
@@ -78,19 +59,7 @@ pub(crate) fn bash_output(core: &Arc<Core>, input: &Value) -> ToolResult {
         Err(e) => return ToolResult::error(e),
     };
     if req.block {
-        let deadline = deadline::after(req.timeout);
-        match &req.target {
-            Target::Shell(key) => {
-                let table = core.shells.table();
-                let inner = table.lock();
-                drop(table.wait_exited(inner, &[*key], deadline));
-            }
-            Target::Task(id) => {
-                if let Some(tasks) = &core.tasks {
-                    tasks.wait_end(id, deadline);
-                }
-            }
-        }
+        core.wait_end(&req.target, deadline::after(req.timeout));
     }
     answer(core, &req.id, &req.target, req.filter.as_ref())
 }
@@ -102,15 +71,7 @@ pub(crate) fn bash_output_f(core: &Arc<Core>, input: &Value) -> Pending<ToolResu
         Ok(r) => r,
         Err(e) => return Pending::ready(ToolResult::error(e)),
     };
-    let running = match &req.target {
-        Target::Shell(key) => core.info(*key).is_some_and(|i| !i.status().is_ended()),
-        Target::Task(id) => core
-            .tasks
-            .as_ref()
-            .and_then(|t| t.get(id))
-            .is_some_and(|i| !i.status.is_ended()),
-    };
-    if !req.block || !running {
+    if !req.block || !core.is_running(&req.target) {
         return Pending::ready(answer(core, &req.id, &req.target, req.filter.as_ref()));
     }
     let (pending, completer) = Pending::new();
@@ -121,18 +82,7 @@ pub(crate) fn bash_output_f(core: &Arc<Core>, input: &Value) -> Pending<ToolResu
         filter: req.filter,
         completer,
     };
-    if let Some(at) = deadline::after(req.timeout) {
-        let on_timeout = late.clone();
-        timer::at(at, move || on_timeout.complete());
-    }
-    match &req.target {
-        Target::Shell(key) => core.shells.table().on_exit(*key, Box::new(late)),
-        Target::Task(id) => {
-            if let Some(tasks) = &core.tasks {
-                tasks.on_end(id, Box::new(late));
-            }
-        }
-    }
+    core.when_ended(&req.target, req.timeout, late);
     pending
 }
 
@@ -146,8 +96,12 @@ struct Answer {
     completer: Completer<ToolResult>,
 }
 
-impl Answer {
-    fn complete(self) {
+impl Waiter for Answer {
+    fn is_stale(&self) -> bool {
+        self.completer.is_done()
+    }
+
+    fn wake(self) {
         let Answer {
             core,
             id,
@@ -159,26 +113,6 @@ impl Answer {
             Some(core) => answer(&core, &id, &target, filter.as_ref()),
             None => ToolResult::error(texts::CLOSED),
         });
-    }
-}
-
-impl ExitWaiter for Answer {
-    fn is_stale(&self) -> bool {
-        self.completer.is_done()
-    }
-
-    fn exited(self: Box<Self>) {
-        self.complete();
-    }
-}
-
-impl EndWaiter for Answer {
-    fn is_stale(&self) -> bool {
-        self.completer.is_done()
-    }
-
-    fn ended(self: Box<Self>) {
-        self.complete();
     }
 }
 
@@ -208,7 +142,7 @@ fn answer(core: &Core, id: &str, target: &Target, filter: Option<&Regex>) -> Too
             }
             Err(e) => answers::error(&e),
         },
-        Target::Task(task_id) => match core.tasks.as_ref().and_then(|t| t.get(task_id)) {
+        Target::Task(task_id) => match core.task_info(task_id) {
             Some(info) => {
                 let body = info.report.as_deref().or(info.error.as_deref());
                 ToolResult::ok(texts::task_output(info.status, body)).with_task(

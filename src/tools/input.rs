@@ -50,26 +50,7 @@ pub(crate) fn optional_bool(args: &Map<String, Value>, name: &str) -> Result<boo
     }
 }
 
-/// A timeout in seconds: absent, zero, negative or non-numeric falls back
-/// to `default` (contract §4); a larger one than `max` is cut down.
-/// A numeric string (`"30"`) counts as its number.
-pub(crate) fn timeout_secs(
-    args: &Map<String, Value>,
-    name: &str,
-    default: Duration,
-    max: Duration,
-) -> Duration {
-    let secs = match args.get(name) {
-        Some(Value::Number(n)) => n.as_f64(),
-        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
-        _ => None,
-    };
-    let chosen = match secs {
-        Some(s) if s.is_finite() && s > 0.0 => Duration::try_from_secs_f64(s).unwrap_or(max),
-        _ => default,
-    };
-    chosen.min(max)
-}
+pub(crate) use crate::api::timeout_secs;
 
 /// A time in milliseconds (`yield_ms`): absent, zero, negative or
 /// non-numeric falls back to `default`; a larger one than `max` is cut down.

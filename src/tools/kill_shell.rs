@@ -7,8 +7,6 @@ use serde_json::Value;
 
 use super::{answers, input, ToolResult};
 use crate::api::core::Core;
-use crate::api::types::CallError;
-use crate::tasks::StopRefused;
 use crate::texts;
 
 pub(crate) fn kill_shell(core: &Arc<Core>, input: &Value) -> ToolResult {
@@ -36,12 +34,11 @@ fn run(core: &Arc<Core>, input: &Value) -> Result<ToolResult, String> {
 
 /// Another entry of the registry (a subagent): asked to stop.
 fn other_entry(core: &Core, id: &str) -> Result<ToolResult, String> {
-    let tasks = core.tasks.as_ref().ok_or_else(|| texts::no_task(id))?;
-    let error = match tasks.request_stop(id) {
-        Ok((id, description)) => return Ok(ToolResult::ok(texts::stopped(&id, &description))),
-        Err(StopRefused::Unknown) => CallError::UnknownId(id.to_string()),
-        Err(StopRefused::NotRunning(id, status)) => CallError::NotRunning { id, status },
-        Err(StopRefused::Panicked(id)) => CallError::StopPanicked(id),
-    };
-    Err(error.to_string())
+    if core.tasks.is_none() {
+        return Err(texts::no_task(id));
+    }
+    match core.stop_entry(id) {
+        Ok((id, description)) => Ok(ToolResult::ok(texts::stopped(&id, &description))),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -8,7 +8,7 @@ use super::async_tools::{self, AsyncTool, AsyncToolsOptions};
 use super::{
     bash, bash_output, definitions, kill_shell, monitor, write_stdin, ToolDefinition, ToolResult,
 };
-use crate::pending::Pending;
+use crate::api::Pending;
 use crate::{BashTools, Caller};
 
 impl BashTools {

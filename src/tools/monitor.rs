@@ -1,21 +1,17 @@
 //! The `monitor` tool (contract §4): start a command whose stdout lines
 //! arrive as notifications.
 
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
-use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use serde_json::Value;
 
 use super::{input, ToolResult};
 use crate::api::core::Core;
 use crate::api::types::CallError;
 use crate::caller::Caller;
-use crate::monitor::MonitorRun;
-use crate::shells::{Kind, NewShell, Stdio, StopReason};
 use crate::status::TaskStatus;
-use crate::{deadline, texts};
+use crate::texts;
 
 pub(crate) fn monitor(core: &Arc<Core>, input: &Value, caller: &Caller) -> ToolResult {
     run(core, input, caller).into()
@@ -55,9 +51,9 @@ fn timeout(core: &Core, args: &serde_json::Map<String, Value>) -> Result<Duratio
 
 fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, String> {
     let args = input::object(input)?;
-    let Some(tasks) = core.tasks.clone() else {
+    if core.tasks.is_none() {
         return Err(CallError::MonitorNeedsTasks.to_string());
-    };
+    }
     let description = input::required_str(args, "description")?;
     if description.trim().is_empty() {
         return Err(texts::missing("description"));
@@ -74,59 +70,9 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
     let (cwd, _reset) = core.start_dir(None, caller).map_err(|e| e.to_string())?;
     core.check_gates(command, &cwd).map_err(|r| r.to_string())?;
 
-    let spawn_failed =
-        |e: nix::Error| CallError::SpawnFailed(std::io::Error::from(e).into()).to_string();
-    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(spawn_failed)?;
-    // The reader must never block on a pipe that a grandchild holds open.
-    fcntl(read.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(spawn_failed)?;
-    let id = tasks.next_id("monitor");
-    let key = core
-        .start_shell(
-            NewShell {
-                command: command.to_string(),
-                description: Some(description.to_string()),
-                id: Some(id.clone()),
-                kind: Kind::Monitor,
-                recipient: caller.get_recipient().to_string(),
-                call: caller.get_call().map(str::to_string),
-                detached: caller.is_detached(),
-            },
-            &cwd,
-            Stdio {
-                stdout: Some(write),
-                terminal: None,
-                stdin: None,
-                record_cwd: false,
-            },
-        )
+    let id = core
+        .start_monitor(command, description, timeout, caller, &cwd)
         .map_err(|e| e.to_string())?;
-    let output = core
-        .info(key)
-        .map(|i| i.output_file().to_path_buf())
-        .unwrap_or_default();
-    let run = MonitorRun {
-        shells: core.shells.clone(),
-        options: core.config.monitor_options.clone(),
-        tasks,
-        key,
-        id: id.clone(),
-        description: description.to_string(),
-        recipient: caller.get_recipient().to_string(),
-        call: caller.get_call().map(str::to_string),
-        output,
-        deadline: deadline::after(timeout),
-        stdout: std::fs::File::from(read),
-    };
-    let spawned = std::thread::Builder::new()
-        .name(format!("bashtools-{id}"))
-        .spawn(move || run.run());
-    match spawned {
-        Ok(handle) => core.keep_reader(handle),
-        Err(e) => {
-            core.shells.stop(&[key], StopReason::Killed);
-            return Err(CallError::SpawnFailed(e.into()).to_string());
-        }
-    }
     Ok(
         ToolResult::ok(texts::monitor_started(&id, timeout)).with_task(
             &id,
