@@ -6,14 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{
-    defaults, Config, MonitorOptions, Sandbox, SandboxPolicy, Unattended, Validator,
-};
+use crate::config::{defaults, Config, MonitorOptions, Sandbox, Unattended, Validator};
 use crate::error::Error;
-use crate::os::launch::{Restrictions, Via};
+use crate::os::launch::Via;
 use crate::os::outdir::OutputDir;
 use crate::os::process::RealProcess;
-use crate::os::sandbox::{self, SandboxStatus};
+
 use crate::tasks::Tasks;
 use crate::BashTools;
 
@@ -476,62 +474,6 @@ impl Builder {
     }
 }
 
-/// The sandbox's directories, resolved, and its private temporary
-/// directory, made under `root` (mode 0700, removed with the tools).
-fn resolve_sandbox(
-    sandbox: &Sandbox,
-    working_directory: &Path,
-    root: &Path,
-) -> Result<(SandboxPolicy, OutputDir), Error> {
-    let resolve = |dir: &Path| {
-        dir.canonicalize()
-            .map_err(|e| Error::sandbox(Some(dir.to_path_buf()), e))
-    };
-    let allow_write = sandbox
-        .get_allow_write()
-        .iter()
-        .map(|dir| resolve(dir))
-        .collect::<Result<_, _>>()?;
-    let tmp = OutputDir::create(root).map_err(|e| Error::sandbox(Some(root.to_path_buf()), e))?;
-    let policy = SandboxPolicy {
-        working_directory: resolve(working_directory)?,
-        allow_write,
-        tmp: resolve(tmp.path())?,
-        network: sandbox.is_network_allowed(),
-        best_effort: sandbox.is_best_effort(),
-    };
-    Ok((policy, tmp))
-}
-
-/// The restrictions every command applies to itself under `policy` (the
-/// output directory's files writable, for `/dev/stdout`). `None` when the
-/// kernel enforces nothing, which is an error unless best effort.
-fn prepare_sandbox(
-    policy: &SandboxPolicy,
-    outdir: &OutputDir,
-) -> Result<(Option<Restrictions>, SandboxStatus), Error> {
-    let (ruleset, status) =
-        sandbox::ruleset(policy, &[outdir.path()]).map_err(|e| Error::sandbox(e.path, e.error))?;
-    let restrictions = Restrictions::new(ruleset, !policy.network);
-    Ok((
-        enforced(status, policy.best_effort)?.then_some(restrictions),
-        status,
-    ))
-}
-
-/// Whether commands are restricted: when the kernel enforces something.
-/// Enforcing nothing is an error unless best effort (the commands then
-/// run unrestricted).
-fn enforced(status: SandboxStatus, best_effort: bool) -> Result<bool, Error> {
-    if status.filesystem() {
-        Ok(true)
-    } else if best_effort {
-        Ok(false)
-    } else {
-        Err(Error::sandbox_unsupported())
-    }
-}
-
 fn check_directory(dir: &Path) -> Result<(), Error> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
@@ -540,17 +482,5 @@ fn check_directory(dir: &Path) -> Result<(), Error> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ErrorKind;
-
-    #[test]
-    fn a_kernel_without_landlock_fails_the_build_unless_best_effort() {
-        let none = SandboxStatus::not_enforced();
-        let err = enforced(none, false).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::SandboxUnsupported);
-        assert!(err.to_string().contains("no Landlock"), "{err}");
-        assert!(!enforced(none, true).unwrap());
-    }
-}
+mod sandbox_setup;
+use sandbox_setup::{prepare_sandbox, resolve_sandbox};
