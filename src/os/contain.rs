@@ -10,18 +10,16 @@
 //! emptiness costs a `/proc` scan, so ended sessions are pruned in batches,
 //! when their number has doubled since the last prune.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::Signal;
 use parking_lot::Mutex;
 
 use crate::os::cgroup::{Cell, Jail};
-use crate::os::group;
 use crate::os::keeper::Keeper;
 use crate::os::launch::{restrict, Via};
 
@@ -298,201 +296,6 @@ impl Contain {
             spare: self.jail.as_ref().map(|_| self.spare.clone()),
         }
     }
-
-    /// Whether `key`'s leader has ended while processes it started still run.
-    pub(crate) fn lingers(&self, key: u64) -> bool {
-        let holds = self.holds.lock();
-        match holds.by_key.get(&key).map(|e| &e.hold) {
-            Some(Hold::Cell {
-                cell, exited: true, ..
-            }) => cell.populated(),
-            Some(&Hold::Session { sid, exited: true }) if sid != 0 => {
-                drop(holds);
-                !group::lingering(&[sid].into(), &self.mark_entry).is_empty()
-            }
-            _ => false,
-        }
-    }
-
-    /// Keys whose leader has ended and which may still hold processes.
-    pub(crate) fn lingering_keys(&self) -> Vec<u64> {
-        self.holds
-            .lock()
-            .by_key
-            .iter()
-            .filter(|(_, e)| {
-                matches!(
-                    e.hold,
-                    Hold::Cell { exited: true, .. } | Hold::Session { exited: true, .. }
-                )
-            })
-            .map(|(&k, _)| k)
-            .collect()
-    }
-
-    /// Whether `key` is held in a cell (its processes are then signalled
-    /// and waited for here, not by session).
-    pub(crate) fn in_cell(&self, key: u64) -> bool {
-        matches!(
-            self.holds.lock().by_key.get(&key).map(|e| &e.hold),
-            Some(Hold::Cell { .. })
-        )
-    }
-
-    /// `NAME=VALUE` of the owner's mark, as `/proc/PID/environ` shows it.
-    pub(crate) fn mark_entry(&self) -> &[u8] {
-        &self.mark_entry
-    }
-
-    /// The sessions of ended leaders among `keys` that still have members
-    /// (not recycled: see `group::lingering`), with their keys: one `/proc`
-    /// scan for all of them.
-    pub(crate) fn lingering_sessions(&self, keys: &[u64]) -> Vec<(u64, u32)> {
-        let sids: Vec<(u64, u32)> = {
-            let holds = self.holds.lock();
-            keys.iter()
-                .filter_map(|&k| match holds.by_key.get(&k).map(|e| &e.hold) {
-                    Some(&Hold::Session { sid, exited: true }) if sid != 0 => Some((k, sid)),
-                    _ => None,
-                })
-                .collect()
-        };
-        if sids.is_empty() {
-            return sids;
-        }
-        let live = group::lingering(&sids.iter().map(|&(_, s)| s).collect(), &self.mark_entry);
-        sids.into_iter().filter(|(_, s)| live.contains(s)).collect()
-    }
-
-    /// Sends `signal` to every member of the cells of `keys` except the
-    /// pids in `skip` (leaders, which their reaper signals alone).
-    pub(crate) fn signal(&self, keys: &[u64], signal: Signal, skip: &HashSet<u32>) {
-        let cells: Vec<Cell> = {
-            let holds = self.holds.lock();
-            keys.iter()
-                .filter_map(|k| match holds.by_key.get(k).map(|e| &e.hold) {
-                    Some(Hold::Cell { cell, .. }) => Some(cell.clone_ref()),
-                    _ => None,
-                })
-                .collect()
-        };
-        for cell in cells {
-            cell.signal(signal, skip);
-        }
-    }
-
-    /// SIGKILL to every member of the cells of `keys`.
-    pub(crate) fn kill(&self, keys: &[u64]) {
-        let mut holds = self.holds.lock();
-        for k in keys {
-            if let Some(Hold::Cell { cell, killed, .. }) =
-                holds.by_key.get_mut(k).map(|e| &mut e.hold)
-            {
-                *killed = true;
-                cell.kill();
-            }
-        }
-    }
-
-    /// Waits until the cells of `keys` are empty or `deadline` passes;
-    /// returns the keys whose cells are not. The lock is not held while
-    /// waiting: the cells' events files are opened first.
-    pub(crate) fn wait_gone(&self, keys: &[u64], deadline: Instant) -> Vec<u64> {
-        let dirs: Vec<(u64, Cell)> = {
-            let holds = self.holds.lock();
-            keys.iter()
-                .filter_map(|&k| match holds.by_key.get(&k).map(|e| &e.hold) {
-                    Some(Hold::Cell { cell, .. }) => Some((k, cell.clone_ref())),
-                    _ => None,
-                })
-                .collect()
-        };
-        let cells: Vec<&Cell> = dirs.iter().map(|(_, c)| c).collect();
-        Cell::wait_all_empty(&cells, deadline)
-            .into_iter()
-            .map(|i| dirs[i].0)
-            .collect()
-    }
-
-    /// Forgets the cells of `keys` that are empty and whose leader has been
-    /// reaped, and removes them; forgets ended sessions among `keys`.
-    pub(crate) fn release(&self, keys: &[u64]) {
-        let mut gone = Vec::new();
-        let mut holds = self.holds.lock();
-        for k in keys {
-            let done = match holds.by_key.get(k).map(|e| &e.hold) {
-                Some(Hold::Cell {
-                    cell, exited: true, ..
-                }) => cell.remove().is_ok(),
-                Some(Hold::Session { exited: true, .. }) => true,
-                _ => false,
-            };
-            if done {
-                if let Some(entry) = holds.by_key.remove(k) {
-                    if let Hold::Session { .. } = entry.hold {
-                        holds.ended_sessions = holds.ended_sessions.saturating_sub(1);
-                    }
-                    gone.push(entry);
-                }
-            }
-        }
-        drop(holds);
-        drop(gone);
-    }
-
-    /// Removes the cells that emptied since their leader ended.
-    fn prune_cells(&self) {
-        let gone = self.take(|h| match h {
-            Hold::Cell {
-                cell, exited: true, ..
-            } => !cell.populated() && cell.remove().is_ok(),
-            _ => false,
-        });
-        drop(gone);
-    }
-
-    /// Forgets the ended sessions nothing is left of: one `/proc` scan.
-    fn prune_sessions(&self) {
-        let ended: HashSet<u32> = {
-            let holds = self.holds.lock();
-            holds
-                .by_key
-                .values()
-                .filter_map(|e| match e.hold {
-                    Hold::Session { sid, exited: true } => Some(sid),
-                    _ => None,
-                })
-                .collect()
-        };
-        let live = group::lingering(&ended, &self.mark_entry);
-        let gone = self.take(|h| match *h {
-            Hold::Session { sid, exited: true } => !live.contains(&sid),
-            _ => false,
-        });
-        let mut holds = self.holds.lock();
-        let left = holds
-            .by_key
-            .values()
-            .filter(|e| matches!(e.hold, Hold::Session { exited: true, .. }))
-            .count();
-        holds.ended_sessions = left;
-        holds.after_prune = left;
-        drop(holds);
-        drop(gone);
-    }
-
-    /// Takes out the entries for which `done` holds, to be dropped (and
-    /// their `on_gone` run) outside the lock.
-    fn take(&self, mut done: impl FnMut(&Hold) -> bool) -> Vec<Entry> {
-        let mut holds = self.holds.lock();
-        let keys: Vec<u64> = holds
-            .by_key
-            .iter()
-            .filter(|(_, e)| done(&e.hold))
-            .map(|(&k, _)| k)
-            .collect();
-        keys.iter().filter_map(|k| holds.by_key.remove(k)).collect()
-    }
 }
 
 /// What is left to do once a leader has ended: remove its cell if it is
@@ -575,3 +378,5 @@ impl Drop for Contain {
         }
     }
 }
+
+mod reach;
