@@ -104,8 +104,10 @@
 // The parser, one part per file; each adds methods to `Parser`.
 mod builtins;
 mod commands;
+mod compound;
 mod cursor;
 mod denial;
+mod expansions;
 mod rules;
 mod words;
 
