@@ -2,7 +2,6 @@
 //! registry as notifications, read by a thread of its own (`monitor.rs`
 //! of the crate) until the command closes its stdout or the timeout.
 
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,7 +32,7 @@ impl Core {
         let failed = |e: nix::Error| CallError::SpawnFailed(std::io::Error::from(e).into());
         let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(failed)?;
         // The reader must never block on a pipe that a grandchild holds open.
-        fcntl(read.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(failed)?;
+        fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(failed)?;
         let id = tasks.next_id("monitor");
         let key = self.start_shell(
             NewShell {

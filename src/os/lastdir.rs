@@ -41,7 +41,7 @@
 use std::ffi::CStr;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 /// The variable that names the file the trap appends to.
@@ -153,10 +153,10 @@ impl Startup {
 /// `F_SEAL_SEAL` so the seals stay).
 fn sealed_file(name: &CStr, text: &str) -> io::Result<File> {
     use nix::fcntl::{fcntl, FcntlArg, SealFlag};
-    use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
+    use nix::sys::memfd::{memfd_create, MFdFlags};
     let fd = memfd_create(
         name,
-        MemFdCreateFlag::MFD_CLOEXEC | MemFdCreateFlag::MFD_ALLOW_SEALING,
+        MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING,
     )?;
     let mut file = File::from(fd);
     file.write_all(text.as_bytes())?;
@@ -164,7 +164,7 @@ fn sealed_file(name: &CStr, text: &str) -> io::Result<File> {
         | SealFlag::F_SEAL_SHRINK
         | SealFlag::F_SEAL_GROW
         | SealFlag::F_SEAL_SEAL;
-    fcntl(file.as_raw_fd(), FcntlArg::F_ADD_SEALS(seals))?;
+    fcntl(&file, FcntlArg::F_ADD_SEALS(seals))?;
     Ok(file)
 }
 

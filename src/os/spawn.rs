@@ -178,8 +178,8 @@ pub(crate) fn env_strings(env: Vec<(OsString, OsString)>) -> Vec<CString> {
 /// descriptor, so the command's own processes never inherit it; on the same
 /// line, so `LINENO` counts the command's lines as `bash -c` would.
 fn script_file(command: &str) -> io::Result<OwnedFd> {
-    use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
-    let fd = memfd_create(c"bashtools-command", MemFdCreateFlag::MFD_CLOEXEC)?;
+    use nix::sys::memfd::{memfd_create, MFdFlags};
+    let fd = memfd_create(c"bashtools-command", MFdFlags::MFD_CLOEXEC)?;
     let mut file = File::from(fd);
     file.write_all(format!("exec {SCRIPT_FD}<&-; ").as_bytes())?;
     file.write_all(command.as_bytes())?;
