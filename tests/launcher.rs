@@ -299,3 +299,49 @@ fn without_bash_on_the_path_a_call_names_the_exec_step() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
 }
+
+/// The seccomp filter of a sandboxed command: a socket of `IPPROTO_MPTCP`
+/// (which Landlock's TCP rules do not see) is refused while the network is
+/// off, and `TIOCSTI` (typing into a terminal) always; an unsandboxed
+/// command is refused neither.
+#[test]
+fn a_sandboxed_command_cannot_open_mptcp_sockets_nor_type_into_its_terminal() {
+    if which("python3").is_none() {
+        eprintln!("SKIP: no python3 here to make the system calls");
+        return;
+    }
+    let dir = Scratch::new("seccomp");
+    let mptcp = "python3 -c 'import socket\ntry:\n socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); print(\"opened\")\nexcept PermissionError: print(\"refused\")\nexcept OSError as e: print(\"unsupported\", e.errno)'";
+    let Some(boxed) = sandboxed(&dir.0) else {
+        return;
+    };
+    let r = bash(&boxed, json!({ "command": mptcp }));
+    assert_eq!(r.text, "refused", "{r:?}");
+    let plain = tools_in(&dir.0);
+    let r = bash(&plain, json!({ "command": mptcp }));
+    assert_ne!(r.text, "refused", "{r:?}");
+    // TIOCSTI on the command's own terminal (an interactive command).
+    let tiocsti = "python3 -c 'import fcntl, termios\ntry:\n fcntl.ioctl(0, termios.TIOCSTI, b\"x\"); print(\"typed\")\nexcept PermissionError: print(\"refused\")\nexcept OSError as e: print(\"failed\", e.errno)'";
+    for (sandbox, expect) in [(true, "refused"), (false, "typed")] {
+        let mut b = builder().working_directory(&dir.0).interactive(true);
+        if sandbox {
+            b = b.sandbox(Sandbox::new());
+        }
+        let tools = b.build().unwrap();
+        let r = bash(&tools, json!({"command": tiocsti, "interactive": true}));
+        let id = id_of(&r);
+        let info = tools.wait(&id.as_str().into(), DEADLINE).unwrap();
+        let text = std::fs::read_to_string(info.output_file()).unwrap();
+        if !sandbox && text.contains("failed") {
+            eprintln!("this kernel refuses TIOCSTI to everyone (dev.tty.legacy_tiocsti=0): {text}");
+            continue;
+        }
+        assert!(text.contains(expect), "sandbox {sandbox}: {text}");
+    }
+}
+
+fn which(program: &str) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}

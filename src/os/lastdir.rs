@@ -154,10 +154,7 @@ impl Startup {
 fn sealed_file(name: &CStr, text: &str) -> io::Result<File> {
     use nix::fcntl::{fcntl, FcntlArg, SealFlag};
     use nix::sys::memfd::{memfd_create, MFdFlags};
-    let fd = memfd_create(
-        name,
-        MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING,
-    )?;
+    let fd = memfd_create(name, MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING)?;
     let mut file = File::from(fd);
     file.write_all(text.as_bytes())?;
     let seals = SealFlag::F_SEAL_WRITE
