@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{defaults, Config, MonitorOptions, Sandbox, Unattended, Validator};
+use crate::config::{defaults, MonitorOptions, Sandbox, Unattended, Validator};
 use crate::error::Error;
 use crate::os::launch::Via;
 use crate::os::outdir::OutputDir;
@@ -419,68 +419,8 @@ impl Builder {
             .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
         BashTools::from_parts(Arc::new(config), tasks, outdir, process, None)
     }
-
-    /// The resolved configuration, the registry, and the sandbox's private
-    /// temporary directory.
-    fn resolve(mut self) -> Result<(Config, Option<Tasks>, Option<OutputDir>), Error> {
-        let gated = self.allowed_commands.is_some() || self.validator.is_some();
-        if self.interactive && gated && !self.interactive_ungated {
-            return Err(Error::interactive_gated());
-        }
-        let working_directory = match self.working_directory {
-            Some(dir) => {
-                check_directory(&dir)?;
-                dir
-            }
-            None => std::env::current_dir().map_err(Error::current_directory)?,
-        };
-        let output_root = self.output_root.unwrap_or_else(std::env::temp_dir);
-        let (sandbox, tmp) = match &self.sandbox {
-            Some(sandbox) => {
-                let (policy, tmp) = resolve_sandbox(sandbox, &working_directory, &output_root)?;
-                // First, so an `env("TMPDIR", …)` of the caller's wins.
-                self.env
-                    .insert(0, ("TMPDIR".into(), policy.tmp.clone().into_os_string()));
-                (Some(policy), Some(tmp))
-            }
-            None => (None, None),
-        };
-        let config = Config {
-            working_directory,
-            allowed_commands: self.allowed_commands,
-            validator: self.validator,
-            default_timeout: self.default_timeout,
-            max_timeout: self.max_timeout,
-            output_limit: self.output_limit,
-            kill_grace: self.kill_grace,
-            block_timeout: self.block_timeout,
-            monitor_timeout: self.monitor_timeout,
-            monitor_max_timeout: self.monitor_max_timeout,
-            monitor_unattended_max_timeout: self.monitor_unattended_max_timeout,
-            monitor_min_timeout: self.monitor_min_timeout,
-            unattended: self.unattended,
-            max_output_bytes: self.max_output_bytes,
-            noninteractive_env: self.noninteractive_env,
-            persist_working_directory: self.persist_working_directory,
-            env: self.env,
-            env_remove: self.env_remove,
-            output_root,
-            monitor_options: self.monitor_options,
-            sandbox,
-            interactive: self.interactive,
-            terminal_size: self.terminal_size,
-        };
-        Ok((config, self.tasks, tmp))
-    }
 }
 
-fn check_directory(dir: &Path) -> Result<(), Error> {
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(Error::working_directory_not_a_directory(dir.to_path_buf())),
-        Err(_) => Err(Error::working_directory_missing(dir.to_path_buf())),
-    }
-}
-
+mod resolve;
 mod sandbox_setup;
-use sandbox_setup::{prepare_sandbox, resolve_sandbox};
+use sandbox_setup::prepare_sandbox;
