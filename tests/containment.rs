@@ -761,3 +761,41 @@ fn a_full_disk_is_reported_as_lost_output() {
     assert_eq!(r.text, "hello");
     drop(tools);
 }
+
+/// A cell a stop has signalled is never handed to a later command, even
+/// when its command obeyed TERM and emptied it without `cgroup.kill`: the
+/// stop signals the members it read from `cgroup.procs` after letting go of
+/// its lock, so a signal may land after the leader's exit, in whatever the
+/// cell would hold by then (seen: a `true` ended by a late TERM, 1 run in
+/// 17 under load).
+#[test]
+fn a_cell_a_stop_signalled_is_never_given_to_a_later_command() {
+    let Some(tools) = cgroup_tools() else {
+        return;
+    };
+    let jail = tools.cgroup().unwrap();
+    for round in 0..5 {
+        let r = bash(
+            &tools,
+            json!({"command": format!("{}; exec sleep 1000", print_cell(&jail)), "run_in_background": true}),
+        );
+        let id = id_of(&r);
+        let mut stopped = String::new();
+        wait_until("the background command has printed its cell", || {
+            let r = tools.bash_output(&json!({"bash_id": id}));
+            if let Some(l) = r.text.lines().find(|l| l.starts_with("cell:")) {
+                stopped = l.to_string();
+            }
+            !stopped.is_empty()
+        });
+        let r = tools.kill_shell(&json!({"shell_id": id}));
+        assert!(!r.is_error, "{r:?}");
+        for _ in 0..3 {
+            let cell = cell_of(&tools, "true");
+            assert_ne!(
+                cell, stopped,
+                "round {round}: a stopped command's cell was reused"
+            );
+        }
+    }
+}

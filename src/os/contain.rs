@@ -61,12 +61,17 @@ impl Drop for Entry {
 
 /// Where one command is held.
 enum Hold {
-    /// Its cgroup; `exited` once its leader is reaped; `killed` once
-    /// `cgroup.kill` was written (such a cell is never reused).
+    /// Its cgroup; `exited` once its leader is reaped; `stopped` once a
+    /// stop has signalled it (TERM, CONT) or written `cgroup.kill`: such a
+    /// cell is never reused. A signal is sent to the members listed in
+    /// `cgroup.procs` after the lock is let go, so it may land after the
+    /// leader's exit — in whatever command a reused cell would hold by
+    /// then; and a process put in a cell the kernel still kills in would
+    /// be killed too.
     Cell {
         cell: Cell,
         exited: bool,
-        killed: bool,
+        stopped: bool,
     },
     /// Its session id (= group id = leader pid; 0 until spawned).
     Session { sid: u32, exited: bool },
@@ -194,7 +199,7 @@ impl Contain {
                         hold: Hold::Cell {
                             cell,
                             exited: false,
-                            killed: false,
+                            stopped: false,
                         },
                         on_gone: None,
                     },
@@ -304,7 +309,7 @@ impl Contain {
 pub(crate) struct LeaderEnded {
     gone: Option<Entry>,
     on_gone: Option<OnGone>,
-    /// Where an empty cell that was never killed is kept for the next
+    /// Where an empty cell that was never stopped is kept for the next
     /// command instead of being removed (cgroup mode).
     spare: Option<Spares>,
 }
@@ -318,14 +323,12 @@ impl LeaderEnded {
                 sid: 0,
                 exited: true,
             };
-            if let Hold::Cell { cell, killed, .. } = std::mem::replace(&mut entry.hold, ended) {
-                // A cell emptied by `cgroup.kill` is never reused: a
-                // process put in it while the kernel still kills in it
-                // would be killed too.
+            if let Hold::Cell { cell, stopped, .. } = std::mem::replace(&mut entry.hold, ended) {
+                // A stopped command's cell is never reused (see `Hold`).
                 let room = self
                     .spare
                     .as_ref()
-                    .filter(|s| !killed && s.lock().len() < SPARE_CELLS);
+                    .filter(|s| !stopped && s.lock().len() < SPARE_CELLS);
                 match room.map(|s| (s, cell.open())) {
                     Some((spare, Ok(file))) => keep_or_remove(spare, cell, file),
                     _ => {

@@ -81,10 +81,16 @@ impl Contain {
     /// pids in `skip` (leaders, which their reaper signals alone).
     pub(crate) fn signal(&self, keys: &[u64], signal: Signal, skip: &HashSet<u32>) {
         let cells: Vec<Cell> = {
-            let holds = self.holds.lock();
+            let mut holds = self.holds.lock();
             keys.iter()
-                .filter_map(|k| match holds.by_key.get(k).map(|e| &e.hold) {
-                    Some(Hold::Cell { cell, .. }) => Some(cell.clone_ref()),
+                .filter_map(|k| match holds.by_key.get_mut(k).map(|e| &mut e.hold) {
+                    // Marked while the lock is held: its leader's exit,
+                    // which takes the same lock, then removes the cell
+                    // instead of handing it to the next command.
+                    Some(Hold::Cell { cell, stopped, .. }) => {
+                        *stopped = true;
+                        Some(cell.clone_ref())
+                    }
                     _ => None,
                 })
                 .collect()
@@ -98,10 +104,10 @@ impl Contain {
     pub(crate) fn kill(&self, keys: &[u64]) {
         let mut holds = self.holds.lock();
         for k in keys {
-            if let Some(Hold::Cell { cell, killed, .. }) =
+            if let Some(Hold::Cell { cell, stopped, .. }) =
                 holds.by_key.get_mut(k).map(|e| &mut e.hold)
             {
-                *killed = true;
+                *stopped = true;
                 cell.kill();
             }
         }
