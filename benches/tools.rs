@@ -807,22 +807,30 @@ fn stop_scaling(mode: &Mode) {
         // closing the host's descriptors, a cost of the spawn that the
         // kill then waits for).
         let mut ids = start_n(n);
+        // Every shell started so far has exec'd its sleep: the oldest are
+        // settled. The settle wait looks at every shell's /proc entry, so
+        // it runs only when the shell to kill was started in this loop (N
+        // smaller than the kills), never right before every timed kill.
+        settled(&t);
+        let mut fresh = std::collections::HashSet::new();
         for (which, oldest) in [("oldest", true), ("newest", false)] {
             let mut lat = Vec::new();
             for _ in 0..kills {
-                if oldest {
-                    settled(&t);
-                }
                 let id = if oldest {
                     ids.remove(0)
                 } else {
                     ids.pop().unwrap()
                 };
+                if oldest && fresh.contains(&id) {
+                    settled(&t);
+                }
                 let s = Instant::now();
                 let r = t.kill_shell(&json!({"shell_id": id}));
                 lat.push(s.elapsed());
                 assert!(!r.is_error, "{}", r.text);
-                ids.extend(start_n(1));
+                let new = start_n(1);
+                fresh.extend(new.iter().cloned());
+                ids.extend(new);
             }
             let k = stats(lat);
             row(
