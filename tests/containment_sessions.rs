@@ -37,15 +37,37 @@ fn left_of_escape(
     let m = marker();
     let r = bash(
         &tools,
-        json!({"command": format!("{}\necho started", escape.command(&m))}),
+        json!({"command": format!("{}\necho $$", escape.command(&m))}),
     );
-    assert_eq!(r.text, "started");
+    let leader: u32 = r
+        .text
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{}", r.text));
     wait_started(&m);
+    if escape.new_session() {
+        // Found by its command line, the escape may not have called
+        // setsid(2) yet: a stop then still reaches it in the command's
+        // session. Its escape is what is tested, so wait for it.
+        wait_until("the escape has left the command's session", || {
+            escapes::with_marker(&m)
+                .iter()
+                .all(|&(pid, _)| session_of(pid).is_some_and(|sid| sid != leader))
+        });
+    }
     let kept = stop(tools);
     let left = left_after(&m, wait);
     kill_marker(&m);
     drop(kept);
     left
+}
+
+/// The session of process `pid` (field 6 of `/proc/PID/stat`).
+fn session_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces: count after its ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split(' ').nth(3)?.parse().ok()
 }
 
 fn stop_all(tools: BashTools) -> Option<BashTools> {

@@ -58,6 +58,11 @@ impl Escape {
         }
     }
 
+    /// Whether the escape leaves the command's session.
+    pub fn new_session(self) -> bool {
+        !matches!(self, Escape::JobControl)
+    }
+
     /// A command line that starts the escape with marker `m` and returns.
     pub fn command(self, m: &str) -> String {
         match self {
