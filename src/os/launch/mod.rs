@@ -32,14 +32,17 @@
 //! the host's memory until it execs (`clone3.rs`: `CLONE_VM | CLONE_VFORK`
 //! on a stack of its own, like `posix_spawn(3)`, so starting a command costs
 //! the same from a small host and from one with gigabytes of heap, and
-//! `CLONE_INTO_CGROUP` puts it in its cell at birth); everywhere else, and
+//! `CLONE_INTO_CGROUP` puts it in its cell at birth; it shares the host's
+//! descriptor table too, and keeps only what it needs of it, so a host with
+//! thousands of open files starts commands as fast: `staging.rs`);
+//! everywhere else, and
 //! where `clone3` is refused (ENOSYS, or EPERM from a container's seccomp
 //! profile), a `fork(2)` (`fork.rs`) that runs the same setup and joins its
 //! cell by writing `cgroup.procs`. `BASHTOOLS_LAUNCH=fork`, read when a
 //! `BashTools` is built, forces the fork, so the whole test suite runs
 //! through it too. `posix_spawn(3)` is not used: it cannot put a child in a
 //! cgroup, restrict it or close the host's descriptors, and measured no
-//! faster than the shared clone (BENCHMARKS.md, "Launcher").
+//! faster than the shared clone (BENCHMARKS.md, "The launcher").
 
 mod child;
 #[cfg(target_arch = "x86_64")]
