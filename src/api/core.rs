@@ -7,6 +7,7 @@
 //! monitor).
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -21,8 +22,6 @@ use crate::shells::{Ended, Key, Kind, Shell, StopReason, Supervisor};
 use crate::status::TaskStatus;
 use crate::tasks::{TaskInfo, Tasks};
 use crate::texts;
-
-pub(crate) use super::start::{LastDir, Place, Started};
 
 pub(crate) struct Core {
     pub config: Arc<Config>,
@@ -168,4 +167,12 @@ fn notify_end(tasks: &Tasks, ended: &Ended) {
         &summary,
     );
     tasks.finish_with(&ended.id, ended.status, text, summary);
+}
+
+/// Where a recipient's last foreground command ended, and the caller's own
+/// working directory it started from: the record holds only while the
+/// caller still names that one.
+pub(crate) struct LastDir {
+    pub(super) dir: PathBuf,
+    pub(super) base: Option<PathBuf>,
 }

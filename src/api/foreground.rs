@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
-use super::core::{Core, Place, Started};
+use super::core::Core;
+use super::start::{Place, Started};
 use super::types::{Backgrounded, CallError, Command, Exited, Outcome, ShellId};
 use crate::caller::Caller;
 use crate::pending::{CommandHandle, Completer, Pending};

@@ -6,19 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::core::Core;
+use super::core::{Core, LastDir};
 use super::types::{Backgrounded, CallError, Command, CwdReset, Outcome, Refusal, ShellId};
 use crate::caller::Caller;
 use crate::gate;
 use crate::shells::{Key, Kind, NewShell, StartError, Stdio};
-
-/// Where a recipient's last foreground command ended, and the caller's own
-/// working directory it started from: the record holds only while the
-/// caller still names that one.
-pub(crate) struct LastDir {
-    pub(super) dir: PathBuf,
-    pub(super) base: Option<PathBuf>,
-}
 
 /// What starting a command led to.
 pub(crate) enum Started {
