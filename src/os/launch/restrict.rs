@@ -100,6 +100,7 @@ impl Restrictions {
         if self.drop_bounding {
             for cap in 0..=LAST_CAP {
                 // EINVAL past the kernel's last capability: done.
+                // SAFETY: prctl on integers only; changes this child's credentials.
                 if unsafe { libc::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {
                     if errno() == libc::EINVAL {
                         break;
@@ -113,6 +114,8 @@ impl Restrictions {
             pid: 0,
         };
         let data = [CapData::default(); 2];
+        // SAFETY: capset reads a v3 header and two data structs, both on
+        // this stack and of the sizes the kernel expects.
         if unsafe { libc::syscall(libc::SYS_capset, &header, data.as_ptr()) } != 0 {
             return Err((Step::Capabilities, errno()));
         }
@@ -124,6 +127,8 @@ impl Restrictions {
         // mitigation on seccomp'd processes (before 5.16) would slow the
         // whole command for a leak within its own memory, which is all it
         // could reach anyway. EINVAL: a kernel before 4.17, without it.
+        // SAFETY: the program points at `self.filter`, alive and unchanged
+        // for the call; the kernel copies it.
         let install = |flags: libc::c_ulong| unsafe {
             libc::syscall(
                 libc::SYS_seccomp,
@@ -138,6 +143,7 @@ impl Restrictions {
             return Err((Step::Seccomp, errno()));
         }
         if let Some(ruleset) = ruleset {
+            // SAFETY: integers only: a ruleset descriptor this child holds.
             if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) } != 0 {
                 return Err((Step::Landlock, errno()));
             }
