@@ -15,15 +15,13 @@ use nix::libc;
 
 use super::{ChildSetup, Failure, Input, Output, Step, MAX_KEPT};
 
-/// How a child that cannot exec says why.
+/// How a child that cannot exec says why: a slot in memory the parent
+/// shares (all of it for a `CLONE_VM` child, one page for a forked one),
+/// the step in the high half, the errno in the low one; 0 until a
+/// failure. The parent reads it once the child has exec'd or exited
+/// (`CLONE_VFORK`).
 #[derive(Clone, Copy)]
-pub(super) enum Report<'a> {
-    /// The write end of a close-on-exec pipe (a forked child).
-    Pipe(RawFd),
-    /// A slot in memory the parent shares (a `CLONE_VM` child): the step
-    /// in the high half, the errno in the low one; 0 until a failure.
-    Slot(&'a AtomicU64),
-}
+pub(super) struct Report<'a>(pub(super) &'a AtomicU64);
 
 impl Report<'_> {
     /// Packs a failure for the slot (never 0: steps start at 1).
@@ -35,21 +33,6 @@ impl Report<'_> {
         Failure {
             step: (v >> 32) as u8,
             errno: v as u32 as i32,
-        }
-    }
-
-    /// The bytes a forked child writes: step, then errno.
-    pub(super) fn bytes(f: Failure) -> [u8; 8] {
-        let mut b = [0u8; 8];
-        b[..4].copy_from_slice(&u32::from(f.step).to_ne_bytes());
-        b[4..].copy_from_slice(&f.errno.to_ne_bytes());
-        b
-    }
-
-    pub(super) fn from_bytes(b: [u8; 8]) -> Failure {
-        Failure {
-            step: u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as u8,
-            errno: i32::from_ne_bytes([b[4], b[5], b[6], b[7]]),
         }
     }
 }
@@ -68,14 +51,8 @@ fn fail(report: Report<'_>, step: Step, errno: i32) -> ! {
         // 0 would read as success through the slot.
         errno: if errno == 0 { libc::EIO } else { errno },
     };
-    match report {
-        Report::Pipe(fd) => {
-            let bytes = Report::bytes(f);
-            // SAFETY: write is async-signal-safe; the buffer is on our stack.
-            unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-        }
-        Report::Slot(slot) => slot.store(Report::pack(f), Ordering::Release),
-    }
+    let Report(slot) = report;
+    slot.store(Report::pack(f), Ordering::Release);
     // SAFETY: _exit is async-signal-safe; it ends only this child.
     unsafe { libc::_exit(127) }
 }
@@ -354,8 +331,8 @@ fn descriptors(
 
 /// Marks descriptors `lo..=hi` close-on-exec: `close_range(2)` with
 /// `CLOSE_RANGE_CLOEXEC` (Linux 5.11), else one `fcntl` each up to the
-/// descriptor limit. Marked rather than closed, so the report pipe and a
-/// Landlock ruleset stay usable until the exec.
+/// descriptor limit. Marked rather than closed, so a
+/// Landlock ruleset stays usable until the exec.
 fn cloexec_range(lo: RawFd, hi: RawFd) -> Result<(), (Step, i32)> {
     // SAFETY: a system call without pointers.
     let r = unsafe {

@@ -133,5 +133,5 @@ extern "C" fn entry(shared: *const Shared<'_, '_>) -> ! {
     // exit (CLONE_VFORK).
     let shared = unsafe { &*shared };
     let staging = shared.staging.map(|s| &s.fds[..]);
-    child::run(shared.setup, false, Report::Slot(&shared.failure), staging)
+    child::run(shared.setup, false, Report(&shared.failure), staging)
 }

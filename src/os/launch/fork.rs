@@ -1,24 +1,68 @@
-//! The forked child (`fork(2)`): the way on every architecture without a
-//! shared-memory clone of ours, and wherever `clone3` is refused. It runs
-//! the same setup, and joins its cgroup by writing `cgroup.procs` as its
-//! first step. The cost: the fork copies the host's page tables, which
-//! grows with the host's memory.
+//! The forked child: the way on every architecture without a shared-memory
+//! clone of ours, and wherever `clone3` is refused. It runs the same setup,
+//! and joins its cgroup by writing `cgroup.procs` as its first step. The
+//! cost: the fork copies the host's page tables, which grows with the
+//! host's memory.
 //!
-//! A failed step is reported through a close-on-exec pipe: the step and
-//! the errno, or EOF once the exec has succeeded.
+//! The fork is `clone(2)` with `CLONE_VFORK` and without `CLONE_VM`: a
+//! copy of the host, like `fork(2)`, whose parent thread sleeps until the
+//! child has exec'd or exited. So the child reports a failed step through
+//! one page of memory shared with the parent (`MAP_SHARED`), read once the
+//! parent wakes: the launch takes no descriptor of the host's, and starts
+//! a command even when the host's descriptor table is full.
+//!
+//! The raw system call's arguments: flags first everywhere but on s390x,
+//! which takes the new stack first; both are zero here but the flags, and
+//! the child goes on with a copy of the parent's stack, as after `fork`.
 
-use std::fs::File;
-use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::libc;
 
 use super::child::{self, Report};
 use super::{reap_failed, ChildSetup, Failure, Refused, SignalsBlocked, Step};
 
-/// The lowest number the report pipe's write end may have: above every
-/// descriptor a child keeps.
-const REPORT_FD_MIN: i32 = 256;
+/// One page of anonymous memory that a forked child shares with us.
+struct SharedSlot(*mut libc::c_void);
+
+impl SharedSlot {
+    fn new() -> Result<SharedSlot, i32> {
+        // SAFETY: a fresh anonymous mapping; no pointer of ours is passed.
+        let page = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                std::mem::size_of::<AtomicU64>(),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if page == libc::MAP_FAILED {
+            return Err(errno());
+        }
+        Ok(SharedSlot(page))
+    }
+
+    fn slot(&self) -> &AtomicU64 {
+        // SAFETY: the mapping is page-aligned, zero-filled (a valid 0) and
+        // lives as long as `self`.
+        unsafe { &*self.0.cast::<AtomicU64>() }
+    }
+}
+
+impl Drop for SharedSlot {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping, no longer referenced.
+        unsafe { libc::munmap(self.0, std::mem::size_of::<AtomicU64>()) };
+    }
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
 
 pub(super) fn launch(setup: &ChildSetup<'_>) -> Result<u32, Refused> {
     let failed = |errno: i32| {
@@ -27,66 +71,32 @@ pub(super) fn launch(setup: &ChildSetup<'_>) -> Result<u32, Refused> {
             errno,
         })
     };
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 fills the two descriptors it is given.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(failed(
-            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
-        ));
-    }
-    // SAFETY: both were just made by pipe2 and are owned by nobody else.
-    let (read_end, low_end) =
-        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // The child writes its report after moving descriptors into place: the
-    // write end must be above every number they go to.
-    // SAFETY: duplicates our descriptor; the copy is owned below.
-    let high = unsafe { libc::fcntl(low_end.as_raw_fd(), libc::F_DUPFD_CLOEXEC, REPORT_FD_MIN) };
-    if high < 0 {
-        return Err(failed(
-            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
-        ));
-    }
-    drop(low_end);
-    // SAFETY: just made, owned by nobody else.
-    let write_end = unsafe { OwnedFd::from_raw_fd(high) };
+    let shared = SharedSlot::new().map_err(failed)?;
+    let flags = (libc::CLONE_VFORK | libc::SIGCHLD) as libc::c_ulong;
     let blocked = SignalsBlocked::new();
-    // SAFETY: the child runs only `child::run`, which makes raw system
-    // calls and never returns.
-    let pid = unsafe { libc::fork() };
+    // SAFETY: a fork (no CLONE_VM): the child has a copy of our memory and
+    // runs only `child::run`, which makes raw system calls and never
+    // returns. CLONE_VFORK keeps this thread asleep until the child has
+    // exec'd or exited.
+    #[cfg(not(target_arch = "s390x"))]
+    let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
+    // SAFETY: as above; s390x takes the stack before the flags.
+    #[cfg(target_arch = "s390x")]
+    let pid = unsafe { libc::syscall(libc::SYS_clone, 0usize, flags, 0usize, 0usize, 0usize) };
     if pid == 0 {
-        child::run(setup, true, Report::Pipe(write_end.as_raw_fd()), None);
+        child::run(setup, true, Report(shared.slot()), None);
     }
-    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    let clone_errno = errno();
     drop(blocked);
-    drop(write_end);
     if pid < 0 {
-        return Err(failed(errno));
+        return Err(failed(clone_errno));
     }
-    let mut report = [0u8; 8];
-    let mut pipe = File::from(read_end);
-    let mut got = 0;
-    loop {
-        match pipe.read(&mut report[got..]) {
-            // EOF: the exec succeeded and closed the pipe (or a report
-            // was cut short, which cannot happen for 8 bytes on a pipe).
-            Ok(0) => break,
-            Ok(n) => {
-                got += n;
-                if got == report.len() {
-                    break;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                // The child's state is unknown: it may have exec'd.
-                let _ = e;
-                break;
-            }
+    let pid = pid as libc::pid_t;
+    match shared.slot().load(Ordering::Acquire) {
+        0 => Ok(pid as u32),
+        packed => {
+            reap_failed(pid);
+            Err(Refused::Failed(Report::unpack(packed)))
         }
     }
-    if got < report.len() {
-        return Ok(pid as u32);
-    }
-    reap_failed(pid);
-    Err(Refused::Failed(Report::from_bytes(report)))
 }

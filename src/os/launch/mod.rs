@@ -37,8 +37,9 @@
 //! thousands of open files starts commands as fast: `staging.rs`);
 //! everywhere else, and
 //! where `clone3` is refused (ENOSYS, or EPERM from a container's seccomp
-//! profile), a `fork(2)` (`fork.rs`) that runs the same setup and joins its
-//! cell by writing `cgroup.procs`. `BASHTOOLS_LAUNCH=fork`, read when a
+//! profile), a fork (`fork.rs`: `clone(2)` with `CLONE_VFORK` but not
+//! `CLONE_VM`, so it needs no descriptor to report through) that runs the
+//! same setup and joins its cell by writing `cgroup.procs`. `BASHTOOLS_LAUNCH=fork`, read when a
 //! `BashTools` is built, forces the fork, so the whole test suite runs
 //! through it too. `posix_spawn(3)` is not used: it cannot put a child in a
 //! cgroup, restrict it or close the host's descriptors, and measured no
