@@ -262,10 +262,12 @@ fn exit_codes_and_output_are_those_of_the_command() {
 }
 
 #[test]
-fn a_commands_own_exit_trap_still_runs_and_the_directory_is_still_recorded() {
+fn a_commands_own_exit_trap_runs_as_without_us_and_the_directory_stays() {
     let dir = Scratch::new("trap");
     std::fs::create_dir(dir.path("sub")).unwrap();
     let t = tools_in(&dir);
+    // The command's trap replaces ours (bash has one EXIT trap): it runs
+    // with the status it was entered with, and the directory is not kept.
     let (text, err) = run(
         &t,
         json!({"command": "trap 'echo bye $?' EXIT; trap -p EXIT; cd sub; exit 4"}),
@@ -274,21 +276,8 @@ fn a_commands_own_exit_trap_still_runs_and_the_directory_is_still_recorded() {
         (text.as_str(), err),
         ("Exit code 4\ntrap -- 'echo bye $?' EXIT\nbye 4", true)
     );
-    assert_eq!(
-        pwd(&t, &common::me()),
-        dir.path("sub").display().to_string()
-    );
-    // `trap - EXIT` clears the command's trap, not ours.
-    assert_eq!(
-        run(
-            &t,
-            json!({"command": "trap 'echo no' EXIT; trap - EXIT; cd .."})
-        ),
-        ("(Bash completed with no output)".into(), false)
-    );
     assert_eq!(pwd(&t, &common::me()), dir.0.display().to_string());
-    // Under `set -eu`, a command ending on a failure still runs its trap,
-    // with the failure's status.
+    // Under `set -eu` too.
     let (text, err) = run(
         &t,
         json!({"command": "set -eu; trap 'echo bye $?' EXIT INT; trap -p INT; cd sub; false"}),
@@ -297,15 +286,12 @@ fn a_commands_own_exit_trap_still_runs_and_the_directory_is_still_recorded() {
         (text.as_str(), err),
         ("Exit code 1\ntrap -- 'echo bye $?' SIGINT\nbye 1", true)
     );
-    assert_eq!(
-        pwd(&t, &common::me()),
-        dir.path("sub").display().to_string()
-    );
-    // A trap in a subshell is the subshell's own, as without us.
+    assert_eq!(pwd(&t, &common::me()), dir.0.display().to_string());
+    // A trap in a subshell is the subshell's own: ours still records.
     assert_eq!(
         run(
             &t,
-            json!({"command": "(trap 'echo sub' EXIT; cd /); echo main"})
+            json!({"command": "(trap 'echo sub' EXIT; cd /); echo main; cd sub"})
         )
         .0,
         "sub\nmain"
@@ -314,6 +300,106 @@ fn a_commands_own_exit_trap_still_runs_and_the_directory_is_still_recorded() {
         pwd(&t, &common::me()),
         dir.path("sub").display().to_string()
     );
+    nothing_left(&t);
+}
+
+/// Item 1 of the hardening: nothing a command can set is evaluated by our
+/// code. Under an allow-list that lets only `cd` and `true` run, lines the
+/// gate passes (assignments of every name the old startup code used, and
+/// of the variables bash itself reads) run nothing else at their end, and
+/// write no file.
+#[test]
+fn nothing_a_command_assigns_is_run_or_written_by_the_record() {
+    let dir = Scratch::new("plumbing");
+    std::fs::create_dir(dir.path("sub")).unwrap();
+    let canary = dir.path("canary");
+    let victim = dir.path("victim");
+    std::fs::write(&victim, "").unwrap();
+    let t = common::builder()
+        .working_directory(&dir.0)
+        .persist_working_directory(true)
+        .allowed_commands(["cd", "true"])
+        .build()
+        .unwrap();
+    let touch = format!("touch {}", canary.display());
+    let lines = [
+        format!("__bashtools_exit_trap='{touch}'"),
+        format!("__bashtools_ours='{touch}'; trap -p"),
+        format!("__bashtools_cwd_file={}", victim.display()),
+        format!("BASHTOOLS_CWD_FILE={}", victim.display()),
+        format!("__bashtools_pid=1 __bashtools_s='$({touch})'"),
+        format!("PROMPT_COMMAND='{touch}' PS0='$({touch})' PS1='$({touch})'"),
+        format!("ENV='{}' HOME='{}'", victim.display(), dir.0.display()),
+        format!("SHELLOPTS_X=1 BASH_XTRACEFD=2 CDPATH='$({touch})'; cd sub"),
+        format!("OLDPWD='$({touch})'; PWD='$({touch})'; true"),
+        format!("declare -i x; x='a[$({touch})]'"),
+    ];
+    for line in &lines {
+        let r = t.bash(&json!({"command": line}), &common::me());
+        assert!(
+            !canary.exists(),
+            "{line:?} ran a command at its end: {}",
+            r.text
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "",
+            "{line:?} wrote a file through our trap"
+        );
+        // The directory the last line left is still real (`cd sub` moved
+        // it; a forged PWD did not).
+        let here = t.bash(&json!({"command": "true"}), &common::me());
+        assert!(!here.is_error, "{line:?}: {}", here.text);
+    }
+    // `enable -n builtin` would hand `builtin` to a program on PATH: the
+    // gate refuses it, whatever the allow-list.
+    let t2 = common::builder()
+        .working_directory(&dir.0)
+        .persist_working_directory(true)
+        .allowed_commands(["enable", "true"])
+        .build()
+        .unwrap();
+    let r = t2.bash(&json!({"command": "enable -n builtin"}), &common::me());
+    assert!(r.is_error && r.text.contains("enable -n"), "{}", r.text);
+    nothing_left(&t);
+}
+
+/// Item 14: a directory whose name holds a newline is kept exactly, never
+/// a decoy named after its first line.
+#[test]
+fn a_directory_with_a_newline_in_its_name_is_kept_exactly() {
+    let dir = Scratch::new("newline");
+    std::fs::create_dir(dir.path("a")).unwrap();
+    std::fs::create_dir(dir.path("a\nb")).unwrap();
+    std::fs::create_dir(dir.path("-lead")).unwrap();
+    std::fs::create_dir(dir.path("trail  ")).unwrap();
+    let t = tools_in(&dir);
+    for name in ["a\nb", "-lead", "trail  "] {
+        let r = t.bash(
+            &json!({"command": format!("cd -- {}", shell_quote(name))}),
+            &common::me(),
+        );
+        assert!(!r.is_error, "{name:?}: {}", r.text);
+        let r = t.bash(&json!({"command": "printf '%s|' \"$PWD\""}), &common::me());
+        assert_eq!(r.text, format!("{}|", dir.path(name).display()), "{name:?}");
+        assert!(!run(&t, json!({"command": "cd .."})).1);
+    }
+    // Bytes that are not UTF-8.
+    use std::os::unix::ffi::OsStrExt;
+    let odd = dir.0.join(std::ffi::OsStr::from_bytes(b"x\xff"));
+    std::fs::create_dir(&odd).unwrap();
+    assert!(!run(&t, json!({"command": "cd $'x\\xff'"})).1);
+    let r = t.bash(
+        &json!({"command": "pwd | od -An -c | tr -d ' \n'"}),
+        &common::me(),
+    );
+    assert!(r.text.ends_with("x377\\n"), "{}", r.text);
+    nothing_left(&t);
+}
+
+/// `'…'` quoting for bash.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 #[test]
@@ -446,12 +532,9 @@ fn in_the_sandbox_the_directory_is_recorded_and_one_outside_it_is_reset() {
             dir.0.display()
         )
     );
-    // The full trap() is read from inside the sandbox too.
-    let (text, _) = run(
-        &t,
-        json!({"command": "trap 'echo bye' EXIT; trap -p EXIT; cd sub"}),
-    );
-    assert_eq!(text, "trap -- 'echo bye' EXIT\nbye");
+    // The record is a descriptor: written from inside the sandbox, which
+    // may write nothing of the output directory's by name.
+    assert!(!run(&t, json!({"command": "cd sub"})).1);
     assert_eq!(
         pwd(&t, &common::me()),
         dir.path("sub").display().to_string()

@@ -79,6 +79,11 @@ const FLAG_REFUSALS: &[(&str, char, &str)] = &[
         "enable -f loads code from a file: use the builtins as they are",
     ),
     (
+        "enable",
+        'n',
+        "enable -n turns a builtin off, so that its name runs a program: leave the builtins on",
+    ),
+    (
         "bind",
         'x',
         "bind -x runs its argument as a command: run the command directly",

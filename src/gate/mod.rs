@@ -79,6 +79,7 @@
 //! | `bind -x SEQ:CMD` | refused: runs CMD |
 //! | `fc` (without `-l`) | refused: runs an editor and re-runs history |
 //! | `enable -f FILE` | refused: loads code |
+//! | `enable -n NAME` | refused: with the builtin off, its name runs a program found on `PATH` (and our exit trap calls `builtin`) |
 //! | `hash -p FILE NAME` | refused: rebinds a command word |
 //! | `set -k` | refused: turns later arguments into assignments |
 //! | `set -o posix`, `set -o keyword`, `shopt -s expand_aliases`, `shopt -s compat…` | refused: change how later lines are read, or let aliases change what a word runs |

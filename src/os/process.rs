@@ -22,7 +22,7 @@ use parking_lot::Mutex;
 
 use crate::config::Config;
 use crate::os::contain::{Contain, Containment, OnGone};
-use crate::os::lastdir::{self, Startup};
+use crate::os::lastdir::{Record, Startup};
 use crate::os::launch::{Restrictions, Via};
 use crate::os::reaper::{self, ExitHook};
 use crate::os::{group, spawn};
@@ -89,10 +89,9 @@ pub(crate) struct RealProcess {
     /// `persist_working_directory` (`None` without it, or if it could not
     /// be made: directories then do not persist).
     lastdir: Option<Startup>,
-    /// Where the records go (the private output directory), and the record
-    /// of each command started with `record_cwd` and not yet asked.
-    outdir: PathBuf,
-    records: Mutex<HashMap<Key, PathBuf>>,
+    /// The record of each command started with `record_cwd` and not yet
+    /// asked.
+    records: Mutex<HashMap<Key, Arc<Record>>>,
 }
 
 /// Where the commands of some keys are, for signalling and waiting.
@@ -131,27 +130,19 @@ impl RealProcess {
             contain,
             running: Arc::new(Mutex::new(HashMap::new())),
             lastdir,
-            outdir: outdir.to_path_buf(),
             records: Mutex::new(HashMap::new()),
         }
     }
 
     /// Makes the empty record of where command `key` ends, when asked and
-    /// the startup file exists (a sandboxed command may write, not create,
-    /// files in the output directory).
-    fn new_record(&self, key: Key, wanted: bool) -> io::Result<Option<PathBuf>> {
+    /// the startup file exists.
+    fn new_record(&self, key: Key, wanted: bool) -> io::Result<Option<Arc<Record>>> {
         if !wanted || self.lastdir.is_none() {
             return Ok(None);
         }
-        use std::os::unix::fs::OpenOptionsExt;
-        let path = self.outdir.join(format!("cwd-{key}"));
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)?;
-        self.records.lock().insert(key, path.clone());
-        Ok(Some(path))
+        let record = Arc::new(Record::new()?);
+        self.records.lock().insert(key, record.clone());
+        Ok(Some(record))
     }
 
     /// Starts one command: prepared outside the reaper's lock, launched
@@ -162,7 +153,7 @@ impl RealProcess {
         &self,
         key: Key,
         spec: spawn::SpawnSpec<'_>,
-        record: Option<&Path>,
+        record: Option<&Record>,
         cell: Option<&std::fs::File>,
         want_pidfd: bool,
         on_exit: ExitHook,
@@ -348,15 +339,10 @@ impl Process for RealProcess {
     }
 
     fn last_dir(&self, key: Key) -> Option<PathBuf> {
-        let record = self.records.lock().remove(&key)?;
-        let dir = lastdir::read(&record);
-        let _ = std::fs::remove_file(&record);
-        dir
+        self.records.lock().remove(&key)?.read()
     }
 
     fn forget_last_dir(&self, key: Key) {
-        if let Some(record) = self.records.lock().remove(&key) {
-            let _ = std::fs::remove_file(record);
-        }
+        self.records.lock().remove(&key);
     }
 }

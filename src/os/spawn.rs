@@ -43,7 +43,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use crate::config::Config;
-use crate::os::lastdir::{self, Startup};
+use crate::os::lastdir::{self, Record, Startup};
 use crate::os::launch::{self, ChildSetup, Input, Output, Restrictions, Via};
 
 /// What to start, in the words of the shells.
@@ -70,7 +70,7 @@ pub(crate) struct SpawnSpec<'a> {
 /// how it is restricted.
 pub(crate) struct Placement<'a> {
     /// The file the directory the command ends in is written to.
-    pub record: Option<&'a Path>,
+    pub record: Option<&'a Record>,
     /// The cgroup to start the command in, open, and whether it gets a
     /// cgroup namespace rooted there.
     pub cell: Option<(&'a File, bool)>,
@@ -107,8 +107,8 @@ const NONINTERACTIVE: [(&str, &str); 4] = [
 fn environment(
     config: &Config,
     mark: Option<&(OsString, OsString)>,
-    record: Option<&Path>,
-) -> Vec<(OsString, OsString)> {
+    record: bool,
+) -> (Vec<(OsString, OsString)>, bool) {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let set = |env: &mut Vec<(OsString, OsString)>, k: &OsStr, v: &OsStr| {
         env.retain(|(key, _)| key != k);
@@ -126,15 +126,16 @@ fn environment(
     if let Some((k, v)) = mark {
         set(&mut env, k, v);
     }
-    if let Some(record) = record {
+    let mut user_bash_env = false;
+    if record {
         let bash_env = OsStr::new("BASH_ENV");
         if let Some((_, user)) = env.iter().find(|(k, _)| k == bash_env).cloned() {
             set(&mut env, OsStr::new(USER_BASH_ENV), &user);
+            user_bash_env = true;
         }
         set(&mut env, bash_env, OsStr::new(lastdir::STARTUP_PATH));
-        set(&mut env, OsStr::new(lastdir::FILE_VAR), record.as_os_str());
     }
-    env
+    (env, user_bash_env)
 }
 
 /// `bash`, found once on the host's `PATH`: a spawn then execs it directly
@@ -197,6 +198,8 @@ pub(crate) struct Launch<'a> {
     terminal: Option<&'a CStr>,
     /// The command, when it is too long for an argument.
     script: Option<OwnedFd>,
+    /// Whether the startup file reads the user's own `BASH_ENV`.
+    user_bash_env: bool,
     place: Placement<'a>,
 }
 
@@ -222,7 +225,8 @@ pub(crate) fn prepare<'a>(
     let record = place
         .record
         .filter(|_| place.lastdir.is_some() && spec.record_cwd);
-    let envp = env_strings(environment(config, place.mark.as_ref(), record));
+    let (env, user_bash_env) = environment(config, place.mark.as_ref(), record.is_some());
+    let envp = env_strings(env);
     let place = Placement {
         lastdir: place.lastdir.filter(|_| record.is_some()),
         ..place
@@ -236,6 +240,7 @@ pub(crate) fn prepare<'a>(
         stdin: spec.stdin,
         terminal: spec.terminal,
         script,
+        user_bash_env,
         place,
     })
 }
@@ -253,6 +258,7 @@ impl Launch<'_> {
             stdin,
             terminal,
             script,
+            user_bash_env,
             place,
         } = self;
         let out = output.as_fd();
@@ -272,11 +278,10 @@ impl Launch<'_> {
         if let Some(script) = &script {
             setup = setup.keep(script.as_fd(), SCRIPT_FD);
         }
-        if let Some(startup) = place.lastdir {
-            let (startup_fd, trap_fd) = startup.fds();
+        if let (Some(startup), Some(record)) = (place.lastdir, place.record) {
             setup = setup
-                .keep(startup_fd, lastdir::STARTUP_FD)
-                .keep(trap_fd, lastdir::TRAP_FD);
+                .keep(startup.fd(user_bash_env), lastdir::STARTUP_FD)
+                .keep(record.fd(), lastdir::RECORD_FD);
         }
         if let Some((cell, namespace)) = place.cell {
             setup = setup.cgroup(cell.as_fd(), namespace);
