@@ -150,6 +150,23 @@ pub use crate::tasks::{
 pub use crate::tools::async_tools::{AsyncTool, AsyncToolsOptions};
 pub use crate::tools::{ToolDefinition, ToolResult};
 
+/// Makes this process reap every child it did not start through the tools,
+/// once it has ended — what PID 1 of a container (or a child subreaper)
+/// must do, since the orphans of every command are handed to it. Without
+/// it they stay zombies. Only for a process that starts no children of its
+/// own beside the tools: theirs would lose their exit status. The server,
+/// `bashtools-mcp`, turns it on when it is PID 1.
+///
+/// ```no_run
+/// if std::process::id() == 1 {
+///     bashtools::reap_orphans()?;
+/// }
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn reap_orphans() -> std::io::Result<()> {
+    os::reaper::reap_orphans()
+}
+
 /// The README's examples, compiled and run as doc-tests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -27,8 +27,20 @@ pub(crate) const OUTPUT_LOST: &str = "[output lost: no space left on device]";
 /// shown may lack its end.
 pub(crate) const OUTPUT_CUT: &str = "[output may be incomplete: no space left on device]";
 
+/// The exit code of a command whose status another part of the program
+/// collected (a `waitpid(-1)` of the host's): no real exit code is
+/// negative.
+pub(crate) const UNKNOWN_CODE: i32 = -1;
+
+/// §8: the status was collected by someone else.
+pub(crate) const EXIT_CODE_UNKNOWN: &str =
+    "Exit code unknown: the exit status was collected by another part of the program";
+
 /// §4 bash: any exit but 0.
 pub(crate) fn exit_code(code: i32) -> String {
+    if code == UNKNOWN_CODE {
+        return EXIT_CODE_UNKNOWN.to_string();
+    }
     format!("Exit code {code}")
 }
 
@@ -268,6 +280,9 @@ pub(crate) fn shell_summary(what: &str, status: TaskStatus, code: i32) -> String
             format!("Background command \"{what}\" completed (exit code {code})")
         }
         TaskStatus::Killed => format!("Background command \"{what}\" was stopped"),
+        _ if code == UNKNOWN_CODE => {
+            format!("Background command \"{what}\" ended (exit code unknown)")
+        }
         _ => format!("Background command \"{what}\" failed with exit code {code}"),
     }
 }

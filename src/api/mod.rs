@@ -68,10 +68,24 @@ struct Owner {
     /// What the sandbox enforces, and its private temporary directory
     /// (removed after the shells are stopped), when there is one.
     sandbox: Option<(OutputDir, SandboxStatus)>,
+    /// The process that built the tools: only its drop ends them.
+    pid: u32,
 }
 
 impl Drop for Owner {
     fn drop(&mut self) {
+        if std::process::id() != self.pid {
+            // A copy in a child forked without exec: its shells, cells and
+            // directories are the parent's, and the threads that would stop
+            // them are not in this process. Leave everything to the parent:
+            // one more count that is never given back keeps the core (and
+            // all it owns) from being dropped here.
+            std::mem::forget(self.core.clone());
+            if let Some((tmp, _)) = self.sandbox.take() {
+                std::mem::forget(tmp);
+            }
+            return;
+        }
         self.core.close();
         self.core.shells.remove_output_directory();
         if let Some((tmp, _)) = &self.sandbox {
@@ -106,7 +120,11 @@ impl BashTools {
     ) -> Result<BashTools, Error> {
         let core = Core::new(config, tasks, outdir, process);
         Ok(BashTools {
-            owner: Arc::new(Owner { core, sandbox }),
+            owner: Arc::new(Owner {
+                core,
+                sandbox,
+                pid: std::process::id(),
+            }),
         })
     }
 

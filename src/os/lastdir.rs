@@ -59,7 +59,8 @@ pub(crate) const STARTUP_PATH: &str = "/dev/fd/62";
 /// - The trap: `2>&-` first, so a command that closed descriptor 63 gets
 ///   no error message at its end.
 /// - `BASH_ENV` unset, so the scripts the command runs do not read it.
-const STARTUP: &str = "exec 62<&-; builtin trap -- 'builtin pwd -P 2>&- >&63' EXIT; unset BASH_ENV\n";
+const STARTUP: &str =
+    "exec 62<&-; builtin trap -- 'builtin pwd -P 2>&- >&63' EXIT; unset BASH_ENV\n";
 
 /// The startup file when the command's environment had a `BASH_ENV` of its
 /// own: the same, then that one put back and read (before the command

@@ -21,6 +21,14 @@
 //! reaps such children itself, so their statuses are lost ([`Exit::Lost`]),
 //! though the pidfd still tells when they end.
 //!
+//! A process that is PID 1 of its namespace (a container's entry point) or
+//! a child subreaper inherits every orphan of its descendants, and only it
+//! can reap them. With [`reap_orphans`] on, each SIGCHLD also reaps every
+//! ended child this reaper does not own: for a process that starts no
+//! children of its own beside the tools (`bashtools-mcp` turns it on when
+//! it is PID 1), since a host's own `std::process::Child` would lose its
+//! status to it.
+//!
 //! The owned set is also the guard against signalling a recycled pid: a pid
 //! is signalled only under the same lock, while it is still in the set. A pid
 //! leaves the set in the same critical section in which it is reaped, and an
@@ -31,6 +39,7 @@ use std::collections::HashMap;
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use nix::errno::Errno;
@@ -79,6 +88,20 @@ pub(crate) struct Reaper {
 struct Owned {
     hook: ExitHook,
     pidfd: Option<OwnedFd>,
+}
+
+/// Whether ended children we do not own are reaped too ([`reap_orphans`]).
+static ORPHANS: AtomicBool = AtomicBool::new(false);
+
+/// From now on, every ended child of this process that the tools did not
+/// start is reaped at the next SIGCHLD (and once now). Fails when the
+/// reaper cannot start, or when SIGCHLD is ignored (the kernel reaps them
+/// then).
+pub(crate) fn reap_orphans() -> io::Result<()> {
+    let reaper = init()?;
+    ORPHANS.store(true, Ordering::Relaxed);
+    reaper.reap(&[], true);
+    Ok(())
 }
 
 /// The epoll datum of the SIGCHLD pipe (pids are positive).
@@ -164,13 +187,20 @@ fn reap_forever(pipe: Option<UnixStream>) {
     };
     let mut events = [EpollEvent::empty(); 64];
     loop {
-        let n = match reaper.epoll.wait(&mut events, EpollTimeout::NONE) {
+        // Children without a pidfd are also swept every second: the host
+        // may have put a SIGCHLD handler of its own in place of ours.
+        let timeout = if reaper.owned.lock().values().any(|o| o.pidfd.is_none()) {
+            EpollTimeout::from(1000u16)
+        } else {
+            EpollTimeout::NONE
+        };
+        let n = match reaper.epoll.wait(&mut events, timeout) {
             Ok(n) => n,
             // EINTR: a signal handled on this thread (SIGCHLD itself).
             Err(_) => continue,
         };
         let mut pids = Vec::with_capacity(n);
-        let mut sweep = false;
+        let mut sweep = n == 0;
         for event in &events[..n] {
             match event.data() {
                 SIGCHLD_TOKEN => sweep = true,
@@ -208,14 +238,17 @@ impl Reaper {
                 .add(fd, EpollEvent::new(EpollFlags::EPOLLIN, pid as u64))
                 .is_ok()
         });
-        // Without a pidfd where the host ignores SIGCHLD, nothing would
-        // tell of this child's end: gone already (the usual reason the
-        // pidfd failed), its end is told at once.
-        let gone = || nix::sys::signal::kill(Pid::from_raw(pid as i32), None).is_err();
-        if pidfd.is_none() && host_ignores_sigchld() && gone() {
-            drop(owned);
-            hook(try_reap(pid as i32).unwrap_or(Exit::Lost));
-            return Ok(pid);
+        // Without a pidfd, the child may be gone already — the usual
+        // reason the pidfd failed: a host's `waitpid(-1)` or its own
+        // SIGCHLD handler reaped it in the moment since the clone, or the
+        // kernel did, where SIGCHLD is ignored. No SIGCHLD of ours would
+        // ever tell of it: its end is told at once.
+        if pidfd.is_none() {
+            if let Some(exit) = try_reap(pid as i32) {
+                drop(owned);
+                hook(exit);
+                return Ok(pid);
+            }
         }
         owned.insert(pid as i32, Owned { hook, pidfd });
         Ok(pid)
@@ -260,6 +293,19 @@ impl Reaper {
             } else {
                 Vec::new()
             };
+            let orphans = if sweep && ORPHANS.load(Ordering::Relaxed) {
+                ended_children()
+                    .into_iter()
+                    .filter(|pid| !owned.contains_key(pid))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            for &pid in &orphans {
+                // Not ours: reaped and forgotten. Under the lock, so a
+                // child being started now is in the set before it is seen.
+                let _ = try_reap(pid);
+            }
             for &pid in pids.iter().chain(&unpolled) {
                 // A readable pidfd whose child cannot be reaped was reaped
                 // by someone else (a host's `waitpid(-1)`): Lost.
@@ -278,6 +324,29 @@ impl Reaper {
             hook(exit);
         }
     }
+}
+
+/// The children of this process that have ended and wait to be reaped
+/// (zombies whose parent is us), from one scan of `/proc/*/stat`.
+fn ended_children() -> Vec<i32> {
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // "pid (comm) state ppid …": comm may hold anything but ends at
+            // the last ')'.
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                return false;
+            };
+            let mut fields = rest.split_whitespace();
+            fields.next() == Some("Z") && fields.next().and_then(|p| p.parse().ok()) == Some(me)
+        })
+        .collect()
 }
 
 /// One `waitpid(pid, WNOHANG)`: the exit if the pid has ended and is now reaped.

@@ -265,3 +265,37 @@ pub fn print_cell(jail: &std::path::Path) -> String {
         jail.display()
     )
 }
+
+/// The helper host built from `tests/helpers/host.rs` (an example, so
+/// `cargo test` builds it).
+pub fn containment_host() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let debug = exe.parent().unwrap().parent().unwrap();
+    let path = debug.join("examples").join("containment-host");
+    assert!(path.exists(), "{} is built by cargo test", path.display());
+    // `cargo test --test containment` builds this test, not the examples:
+    // a host older than the library's sources would test old code.
+    let newest_source = newest(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let built = std::fs::metadata(&path).and_then(|m| m.modified()).unwrap();
+    assert!(
+        built >= newest_source,
+        "{} is older than the sources: run `cargo build --examples` (or the whole `cargo test`)",
+        path.display()
+    );
+    path
+}
+
+/// The latest modification time of the files under `dir`.
+pub fn newest(dir: &std::path::Path) -> std::time::SystemTime {
+    let mut latest = std::time::SystemTime::UNIX_EPOCH;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let meta = entry.metadata().unwrap();
+        let t = if meta.is_dir() {
+            newest(&entry.path())
+        } else {
+            meta.modified().unwrap()
+        };
+        latest = latest.max(t);
+    }
+    latest
+}

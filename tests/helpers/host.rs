@@ -5,6 +5,8 @@
 //! `containment-host CASE`; it prints what the test checks, one `key=value`
 //! a line, on stdout.
 
+mod hardening;
+
 use bashtools::{BashTools, Caller};
 use serde_json::json;
 
@@ -18,6 +20,8 @@ fn main() {
         "pid-reuse" => pid_reuse(),
         "cap-no-inotify" => cap_no_inotify(),
         "cap-nofile" => cap_nofile(),
+        "steal" => hardening::steal(&std::env::args().nth(2).expect("how")),
+        "fork-drop" => hardening::fork_drop(),
         other => {
             eprintln!("containment-host: unknown case {other:?}");
             std::process::exit(2);

@@ -13,6 +13,12 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 fn main() -> ExitCode {
+    // Not dumpable: a process of the same user that is not root cannot
+    // open our descriptors (our stdin and stdout are the protocol), read
+    // our memory or our environment through /proc, or trace us. Each
+    // command is dumpable again after its exec.
+    // SAFETY: a prctl on this process, integers only.
+    unsafe { nix::libc::prctl(nix::libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
     let (builder, options) = match cli::parse(std::env::args_os().skip(1)) {
         Ok(cli::Action::Serve(b, o)) => (b, o),
         Ok(cli::Action::Print(text)) => {
@@ -35,6 +41,12 @@ fn main() -> ExitCode {
     eprintln!("bashtools-mcp: containment: {}", containment(&tools));
     if let Some(status) = tools.sandbox_status() {
         eprintln!("bashtools-mcp: sandbox: {status}");
+    }
+    // As a container's entry point, the orphans of every command are ours.
+    if std::process::id() == 1 {
+        if let Err(e) = bashtools::reap_orphans() {
+            eprintln!("bashtools-mcp: cannot reap orphans as PID 1: {e}");
+        }
     }
     if let Err(e) = stop_on_signals(tools.clone()) {
         eprintln!("bashtools-mcp: cannot watch for signals: {e}");
