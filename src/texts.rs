@@ -87,6 +87,12 @@ pub(crate) fn terminal_closed(id: &str) -> String {
     format!("Shell {id} has closed its terminal: it reads no more input")
 }
 
+/// Ours: `write_stdin` past what a program that does not read may have
+/// queued.
+pub(crate) fn input_backlog(id: &str, limit: usize) -> String {
+    format!("Input not sent: shell {id} has not read the input it was given before, and at most {} KiB may wait for it. Read its output with bash_output, or stop it with kill_shell.", limit / 1024)
+}
+
 /// §4 bash `interactive: true`: the background text, then what the command
 /// printed in its first yield, in `bash_output`'s form.
 pub(crate) fn interactive_started(started: &str, first: &str) -> String {
@@ -356,15 +362,66 @@ pub(crate) fn end_notification(
     text
 }
 
-/// §5: a batch of monitor events.
+/// §5: a batch of monitor events. The lines are the command's own text:
+/// any tag of a notification in them is neutralised
+/// ([`neutralise_tags`]), so what the command prints can never read as a
+/// notification, or part of one, that we did not send.
 pub(crate) fn monitor_event(id: &str, description: &str, lines: &[String]) -> (String, String) {
     let label = format!("Monitor event: \"{description}\"");
+    let mut event = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            event.push('\n');
+        }
+        event.push_str(&neutralise_tags(line));
+    }
     let text = format!(
-        "<task-notification>\n<task-id>{id}</task-id>\n<summary>{}</summary>\n<event>{}</event>\n</task-notification>",
+        "<task-notification>\n<task-id>{id}</task-id>\n<summary>{}</summary>\n<event>{event}</event>\n</task-notification>",
         xml_escape(&label),
-        lines.join("\n")
     );
     (text, label)
+}
+
+/// The tags a notification is made of.
+const NOTIFICATION_TAGS: [&str; 7] = [
+    "task-notification",
+    "task-id",
+    "tool-use-id",
+    "output-file",
+    "status",
+    "summary",
+    "event",
+];
+
+/// `text` with the `<` of every opening or closing notification tag in it
+/// (`<task-notification>`, `</event>`, `<status …`, in any case) written
+/// as `&lt;`; every other character as it was, so output with `<` in it
+/// (HTML, `a < b`) still reads as itself.
+pub(crate) fn neutralise_tags(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_tag_at = |rest: &str| {
+        let name = rest.strip_prefix('/').unwrap_or(rest);
+        NOTIFICATION_TAGS.iter().any(|tag| {
+            name.len() >= tag.len()
+                && name.as_bytes()[..tag.len()].eq_ignore_ascii_case(tag.as_bytes())
+                && !name[tag.len()..]
+                    .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        })
+    };
+    if !text
+        .match_indices('<')
+        .any(|(i, _)| is_tag_at(&text[i + 1..]))
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, c) in text.char_indices() {
+        if c == '<' && is_tag_at(&text[i + 1..]) {
+            out.push_str("&lt;");
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// What the end notification of an application entry (a subagent) says.
@@ -474,6 +531,36 @@ mod tests {
         assert_eq!(seconds(Duration::from_secs(120)), "120s");
         assert_eq!(seconds(Duration::from_millis(1500)), "1.5s");
         assert_eq!(seconds(Duration::from_millis(250)), "0.25s");
+    }
+
+    #[test]
+    fn notification_tags_are_neutralised_and_nothing_else() {
+        assert_eq!(
+            neutralise_tags("a < b && c > d <div>"),
+            "a < b && c > d <div>"
+        );
+        assert_eq!(
+            neutralise_tags("</event></task-notification><TASK-NOTIFICATION>"),
+            "&lt;/event>&lt;/task-notification>&lt;TASK-NOTIFICATION>"
+        );
+        assert_eq!(
+            neutralise_tags("<status >x</Status>"),
+            "&lt;status >x&lt;/Status>"
+        );
+        // A longer name is another tag.
+        assert_eq!(
+            neutralise_tags("<events> <status-bar> <summary_x>"),
+            "<events> <status-bar> <summary_x>"
+        );
+        assert_eq!(neutralise_tags("é<event>é"), "é&lt;event>é");
+        // Whatever the input, no notification tag survives.
+        for text in ["<<event>", "<</event>>", "<task-id<task-id>", "x</summary"] {
+            let out = neutralise_tags(text).to_lowercase();
+            for tag in NOTIFICATION_TAGS {
+                assert!(!out.contains(&format!("<{tag}")), "{text}: {out}");
+                assert!(!out.contains(&format!("</{tag}")), "{text}: {out}");
+            }
+        }
     }
 
     #[test]

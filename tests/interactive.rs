@@ -259,6 +259,41 @@ fn kill_shell_of_an_interactive_shell_leaves_nothing() {
     assert!(r.is_error);
 }
 
+/// Hardening item 18: a program that never reads its terminal cannot make
+/// `write_stdin` queue without end: past 1 MiB waiting for it, the input
+/// is refused with a clear message, the shell goes on, and `kill_shell`
+/// still stops it.
+#[test]
+fn input_for_a_program_that_never_reads_is_capped() {
+    let t = interactive();
+    // Raw mode: the terminal's line discipline holds what it can and then
+    // takes no more (in canonical mode it would drop the excess itself).
+    let (id, first) = start(&t, "stty raw -echo && echo raw && sleep 1000");
+    gather_until(&t, &id, first, "raw");
+    let chunk = "y".repeat(64 * 1024);
+    let mut refused = None;
+    for i in 0..64 {
+        let r = t.write_stdin(&json!({"shell_id": id, "input": chunk, "yield_ms": 1}));
+        if r.is_error {
+            refused = Some((i, r.text));
+            break;
+        }
+    }
+    let (sent, text) = refused.expect("4 MiB were queued for a program that never reads");
+    assert!(sent >= 15, "refused after {sent} chunks of 64 KiB: {text}");
+    assert_eq!(
+        text,
+        format!("Input not sent: shell {id} has not read the input it was given before, and at most 1024 KiB may wait for it. Read its output with bash_output, or stop it with kill_shell.")
+    );
+    assert_eq!(
+        t.status(&id.as_str().into()).unwrap().status(),
+        TaskStatus::Running
+    );
+    let r = t.kill_shell(&json!({"shell_id": id}));
+    assert!(!r.is_error, "{}", r.text);
+    assert_eq!(zombie_children(), Vec::<u32>::new());
+}
+
 #[test]
 fn drop_stops_interactive_shells() {
     let marker = format!("8{}3", std::process::id());

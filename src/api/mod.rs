@@ -252,7 +252,9 @@ impl BashTools {
     /// [`CallError::UnknownId`], [`CallError::NotInteractive`] for a shell
     /// started without a terminal, [`CallError::NotRunning`] for one that
     /// has ended, [`CallError::TerminalClosed`] when nothing holds its
-    /// terminal any more.
+    /// terminal any more, [`CallError::InputBacklog`] when its program has
+    /// not read what it was given before and this input would pass the
+    /// 1 MiB that may wait for it (nothing of it is sent).
     pub fn send_input(
         &self,
         id: &ShellId,

@@ -124,10 +124,16 @@ impl Core {
                 status,
             });
         }
-        let since = self
-            .shells
-            .write_terminal(key, input)
-            .map_err(|_| CallError::TerminalClosed(id.to_string()))?;
+        let since = self.shells.write_terminal(key, input).map_err(|e| {
+            if e.raw_os_error() == Some(nix::libc::ENOBUFS) {
+                CallError::InputBacklog {
+                    id: id.to_string(),
+                    limit: crate::shells::MAX_QUEUED_INPUT,
+                }
+            } else {
+                CallError::TerminalClosed(id.to_string())
+            }
+        })?;
         self.yield_output(key, since, yield_time)
     }
 

@@ -11,5 +11,6 @@ mod stop;
 pub(crate) mod supervisor;
 pub(crate) mod table;
 
+pub(crate) use crate::os::terminals::MAX_QUEUED_INPUT;
 pub(crate) use shell::{Ended, ExitWaiter, Key, Kind, NewShell, Shell, StopReason};
 pub(crate) use supervisor::{Settled, StartError, Stdio, Supervisor};

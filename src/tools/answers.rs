@@ -27,6 +27,7 @@ impl fmt::Display for CallError {
             CallError::StdinWithInteractive => texts::STDIN_WITH_INTERACTIVE.to_string(),
             CallError::NotInteractive(id) => texts::not_interactive(id),
             CallError::TerminalClosed(id) => texts::terminal_closed(id),
+            CallError::InputBacklog { id, limit } => texts::input_backlog(id, *limit),
             CallError::Closed => texts::CLOSED.to_string(),
         };
         f.write_str(&text)

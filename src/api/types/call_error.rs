@@ -52,6 +52,15 @@ pub enum CallError {
     /// `write_stdin` to a shell whose programs have all closed its terminal
     /// (its ID).
     TerminalClosed(String),
+    /// `write_stdin` to a shell whose program has not read the earlier
+    /// input: what is queued would pass the limit (its ID, the limit in
+    /// bytes). Nothing of this input was queued.
+    InputBacklog {
+        /// The shell's ID.
+        id: String,
+        /// The most input held for a program that has not read it.
+        limit: usize,
+    },
     /// The tools have ended (the last `BashTools` was dropped, or
     /// [`close`](crate::BashTools::close) was called).
     Closed,

@@ -125,6 +125,10 @@ pub(crate) enum Waited {
 
 /// The terminals and their thread; dropping it ends the thread and closes
 /// every master.
+/// The most input a terminal holds for its program before the program has
+/// read it (the kernel's own buffer is full by then): 1 MiB.
+pub(crate) const MAX_QUEUED_INPUT: usize = 1 << 20;
+
 pub(crate) struct Terminals {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
@@ -217,7 +221,9 @@ impl Terminals {
 
     /// Queues `input` for terminal `key`; returns how many bytes of output
     /// it had received before, for [`wait`](Self::wait). `Err` when the
-    /// terminal is closed or unknown.
+    /// terminal is closed or unknown (EIO), and when the input would pass
+    /// [`MAX_QUEUED_INPUT`] of what its program has not read yet (ENOBUFS,
+    /// nothing queued): a program that never reads must not grow the host.
     pub(crate) fn write(&self, key: u64, input: &[u8]) -> io::Result<u64> {
         let mut state = self.shared.state.lock();
         let t = state
@@ -225,6 +231,9 @@ impl Terminals {
             .get_mut(&key)
             .filter(|t| t.side != Side::Closed)
             .ok_or_else(|| io::Error::from_raw_os_error(libc::EIO))?;
+        if t.input.len() + input.len() > MAX_QUEUED_INPUT {
+            return Err(io::Error::from_raw_os_error(libc::ENOBUFS));
+        }
         t.input.extend_from_slice(input);
         let received = t.received;
         drop(state);
