@@ -598,6 +598,12 @@ fn requests_without_jsonrpc_or_method_are_invalid() {
     assert_eq!(error_code(&s.response(&json!(44))), -32600);
     s.send(&json!({"jsonrpc": "2.0", "id": 45, "method": "ping", "params": "x"}));
     assert_eq!(error_code(&s.response(&json!(45))), -32602);
+    // Hardening item 19: an id that would come back changed (a float, a
+    // u64 + 1 rounded) is refused, never echoed as another number.
+    for id in ["18446744073709551616", "7.5"] {
+        s.send_raw(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n").as_bytes());
+        assert_eq!(error_code(&s.null_id_error()), -32600, "{id}");
+    }
     s.still_serving();
 }
 

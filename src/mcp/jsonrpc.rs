@@ -100,7 +100,18 @@ pub(crate) fn parse(line: &[u8]) -> Result<Message, Rejected> {
     };
     let id = match obj.get("id") {
         None => None,
-        Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
+        Some(id @ Value::String(_)) => Some(id.clone()),
+        // A number is echoed as we read it: one that is not a whole number
+        // within 64 bits would come back changed (`1e400`, a u64 + 1 read
+        // as a float and rounded), and a client could not match it.
+        Some(id @ Value::Number(n)) if n.is_i64() || n.is_u64() => Some(id.clone()),
+        Some(Value::Number(_)) => {
+            return Err(reject(
+                &Value::Null,
+                INVALID_REQUEST,
+                "Invalid request: a numeric id must be a whole number that fits in 64 bits; send a larger one as a string",
+            ))
+        }
         Some(_) => {
             return Err(reject(
                 &Value::Null,
@@ -185,6 +196,26 @@ mod tests {
     fn code(line: &str) -> (Value, i64) {
         let r = parse(line.as_bytes()).unwrap_err();
         (r.id, r.error.code)
+    }
+
+    #[test]
+    fn a_numeric_id_that_would_come_back_changed_is_refused() {
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}"#[..],
+            br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+        ] {
+            let r = parse(line).unwrap_err();
+            assert_eq!((r.id, r.error.code), (Value::Null, INVALID_REQUEST));
+        }
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#[..],
+            br#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#,
+        ] {
+            assert!(matches!(parse(line), Ok(Message::Request { .. })));
+        }
+        // Past what a float holds: not JSON serde_json reads at all.
+        let r = parse(br#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#).unwrap_err();
+        assert_eq!(r.id, Value::Null);
     }
 
     #[test]
