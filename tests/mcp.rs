@@ -438,6 +438,95 @@ fn set_level_above_info_silences_the_notifications() {
 
 // ------------------------------------------------------------- concurrency
 
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// Hardening item 13: a client that sends calls and stops reading their
+/// answers does not grow the server without end: once 16 MiB of answers
+/// wait, no new call runs (backpressure, not lost messages). Calls are
+/// sent one after the other, each once the one before has run (its
+/// command touches a file at its end); each answers 1 MB.
+#[test]
+fn a_client_that_stops_reading_holds_the_server_back_not_its_memory() {
+    use std::io::{BufRead, Write};
+    use std::process::{Command, Stdio};
+    let dir = common::Scratch::new("unread");
+    let mut child = Command::new(client::BIN)
+        .args(["--output-limit", "1000000", "--kill-grace", "0.5"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut send = |v: Value| {
+        stdin.write_all(format!("{v}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let before = rss_kib(pid);
+    let done = |i: usize| dir.path(&format!("done-{i}"));
+    let mut ran = 0;
+    let mut held = None;
+    for i in 1..=200 {
+        let command = format!(
+            "head -c 1000000 /dev/zero | tr '\\0' a; touch {}",
+            done(i).display()
+        );
+        send(
+            json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "bash", "arguments": {"command": command}}}),
+        );
+        // Until this call has run; a call held back never does.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !done(i).exists() && std::time::Instant::now() < deadline {
+            common::poll_pause(std::time::Duration::from_millis(10));
+        }
+        if !done(i).exists() {
+            held = Some(i);
+            break;
+        }
+        ran = i;
+    }
+    let grown = rss_kib(pid).saturating_sub(before);
+    let held = held.unwrap_or_else(|| {
+        panic!("all {ran} calls ran for a client that read nothing; the server grew {grown} KiB")
+    });
+    eprintln!("held back after {ran} unread answers of 1 MB; the server grew {grown} KiB");
+    assert!(ran >= 10, "held back after {ran} answers of 1 MB");
+    assert!(
+        grown < 80 * 1024,
+        "the server grew {grown} KiB for {ran} unread answers"
+    );
+    // Reading again lets the held call run; every answer arrives.
+    let mut ids = Vec::new();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if let Some(id) = v["id"].as_u64() {
+            ids.push(id);
+            if id == held as u64 {
+                break;
+            }
+        }
+    }
+    assert!(done(held).exists());
+    ids.sort_unstable();
+    assert_eq!(ids, (0..=held as u64).collect::<Vec<_>>());
+    drop(send);
+    drop(stdin);
+    let _ = child.wait();
+}
+
 #[test]
 fn a_long_foreground_bash_delays_nothing_else() {
     let mut s = Server::initialized(&[]);

@@ -26,6 +26,7 @@ use super::inbox::{Inbox, Seq};
 use super::jsonrpc;
 use super::progress::Progress;
 use super::protocol::{self, Era};
+use super::writer::Writer;
 use crate::{Caller, CommandHandle, Notification, Pending, ToolResult};
 
 /// At most this many calls run at once; more are refused with an error
@@ -138,6 +139,8 @@ pub(crate) struct ToolCall {
 #[derive(Clone)]
 pub(crate) struct Shared {
     pub backend: Backend,
+    /// The way to the client.
+    pub out: Arc<Writer>,
     pub calls: Arc<Calls>,
     pub inbox: Arc<Inbox>,
     pub progress_every: Duration,
@@ -167,6 +170,9 @@ pub(crate) fn spawn(cx: &Shared, call: ToolCall) -> Result<(), Box<ToolCall>> {
 
 /// Runs `call` on this thread and sends its response (unless cancelled).
 pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
+    // Backpressure: no new work while the client leaves its answers unread
+    // (`writer.rs`).
+    cx.out.wait_for_room();
     let key = jsonrpc::id_key(&call.id);
     let seq = cx
         .inbox

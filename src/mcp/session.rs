@@ -64,6 +64,7 @@ impl<'a> Session<'a> {
         let inbox = Arc::new(Inbox::new(&server.backend, options.delivery(), out.clone()));
         let shared = Shared {
             backend: server.backend.clone(),
+            out: out.clone(),
             calls: calls.clone(),
             unpromised: !inbox.promises(),
             inbox,
@@ -98,6 +99,8 @@ impl<'a> Session<'a> {
         // The client has gone: from now on only the answers to what it
         // asked are written, and nothing of ours may outlive it.
         let deadline = Instant::now() + self.server.backend.limits().kill_grace + END_MARGIN;
+        // Calls waiting for a client that does not read go on (and end).
+        self.out.stop_waiting();
         self.shared.inbox.close();
         self.reserve.take();
         self.server.backend.close();

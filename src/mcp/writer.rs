@@ -5,9 +5,16 @@
 //! once. Each message is serialized by its sender and queued; one thread
 //! writes and flushes the lines in queue order, so two can never
 //! interleave, and the order in which messages were queued is the order the
-//! client reads them. A client that stops reading blocks only that thread:
-//! no sender waits for the pipe, and [`Writer::close`] gives up on it at its
-//! deadline (contract §9: shutdown never blocks on the client).
+//! client reads them.
+//!
+//! A client that stops reading blocks only that thread; no sender ever
+//! waits for the pipe (senders may hold locks), but once [`QUEUE_LIMIT`]
+//! bytes wait, no new call starts ([`Writer::wait_for_room`]):
+//! backpressure on the calls rather than a queue that grows with every
+//! answer nobody reads, or messages lost. What may still be queued past the
+//! limit: the answers of calls already running, and notifications.
+//! [`Writer::close`] gives up on the pipe at its deadline (contract §9:
+//! shutdown never blocks on the client).
 //! `serde_json` escapes control characters inside strings, so a serialized
 //! message never contains a newline of its own.
 
@@ -17,8 +24,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use serde_json::Value;
+
+/// The most bytes queued for the client before senders wait: 16 MiB.
+pub(crate) const QUEUE_LIMIT: usize = 16 << 20;
 
 /// Where messages to the client go.
 pub(crate) struct Writer {
@@ -28,6 +38,17 @@ pub(crate) struct Writer {
     done: Receiver<()>,
     /// Set once a write failed (the client closed its end).
     broken: Arc<AtomicBool>,
+    /// The bytes queued and not yet written.
+    queued: Arc<Queued>,
+}
+
+/// The bytes waiting for the client, and the wait for room.
+#[derive(Default)]
+struct Queued {
+    bytes: Mutex<usize>,
+    room: Condvar,
+    /// Set by [`Writer::stop_waiting`].
+    stop: AtomicBool,
 }
 
 impl Writer {
@@ -36,22 +57,29 @@ impl Writer {
         let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
         let (done_tx, done) = crossbeam_channel::bounded::<()>(0);
         let broken = Arc::new(AtomicBool::new(false));
-        let flag = broken.clone();
+        let queued = Arc::new(Queued::default());
+        let (flag, counted) = (broken.clone(), queued.clone());
         std::thread::Builder::new()
             .name("bashtools-mcp-out".into())
             .spawn(move || {
                 let _done = done_tx;
-                write_all(out, &rx, &flag);
+                write_all(out, &rx, &flag, &counted);
+                // Broken or closed: nobody waits for room any more.
+                flag.store(true, Ordering::Relaxed);
+                drop(counted.bytes.lock());
+                counted.room.notify_all();
             })?;
         Ok(Writer {
             queue: Mutex::new(Some(tx)),
             done,
             broken,
+            queued,
         })
     }
 
-    /// Queues `message` as one line. Never blocks on the client. After
-    /// [`close`](Self::close), or once the client has gone, it is dropped.
+    /// Queues `message` as one line. Never blocks on the client (it may be
+    /// called with locks held). After [`close`](Self::close), or once the
+    /// client has gone, it is dropped.
     pub(crate) fn send(&self, message: &Value) {
         if self.broken.load(Ordering::Relaxed) {
             return;
@@ -64,14 +92,39 @@ impl Writer {
             }
         };
         line.push(b'\n');
+        *self.queued.bytes.lock() += line.len();
         if let Some(q) = self.queue.lock().as_ref() {
             let _ = q.send(line);
         }
     }
 
+    /// Waits while [`QUEUE_LIMIT`] bytes are queued for a client that reads
+    /// none of them. Each call runs it before it starts, holding no lock:
+    /// a client that sends requests and never reads the answers stops
+    /// having them run, rather than growing the server with answers it
+    /// does not take. Returns at once after [`stop_waiting`](Self::stop_waiting).
+    pub(crate) fn wait_for_room(&self) {
+        let mut bytes = self.queued.bytes.lock();
+        while *bytes >= QUEUE_LIMIT && !self.broken.load(Ordering::Relaxed) && !self.stopped() {
+            self.queued.room.wait(&mut bytes);
+        }
+    }
+
+    /// No call waits for room any more (the session is ending).
+    pub(crate) fn stop_waiting(&self) {
+        self.queued.stop.store(true, Ordering::Relaxed);
+        drop(self.queued.bytes.lock());
+        self.queued.room.notify_all();
+    }
+
+    fn stopped(&self) -> bool {
+        self.queued.stop.load(Ordering::Relaxed)
+    }
+
     /// Accepts no more messages and waits until every queued one is
     /// written, or `deadline`. Returns whether everything was written.
     pub(crate) fn close(&self, deadline: Instant) -> bool {
+        self.stop_waiting();
         self.queue.lock().take();
         // The thread ends (and `done` disconnects) once the queue is empty.
         matches!(
@@ -81,9 +134,11 @@ impl Writer {
     }
 }
 
-fn write_all(mut out: impl Write, rx: &Receiver<Vec<u8>>, broken: &AtomicBool) {
+fn write_all(mut out: impl Write, rx: &Receiver<Vec<u8>>, broken: &AtomicBool, queued: &Queued) {
     while let Ok(line) = rx.recv() {
         let mut written = out.write_all(&line);
+        *queued.bytes.lock() -= line.len();
+        queued.room.notify_all();
         // Flush when nothing else is queued: a burst costs one flush.
         if written.is_ok() && rx.is_empty() {
             written = out.flush();
