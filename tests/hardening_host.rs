@@ -230,3 +230,34 @@ fn no_process_of_ours_holds_the_servers_stdio() {
     // This test process holds the other ends, not these.
     assert!(holders.is_empty(), "{holders:?}");
 }
+
+/// Item 22: a cell named as another server's was (`bashtools-PID-SEQ`, the
+/// same in every container whose server is PID 1), left behind, does not
+/// make the next server fall back to sessions: names are unique.
+#[test]
+fn cells_left_by_others_never_take_a_new_servers_name() {
+    let first = common::tools();
+    let Some(jail) = first.cgroup() else {
+        assert!(std::env::var_os("BASHTOOLS_TEST_REQUIRE_CGROUP").is_none());
+        eprintln!("SKIP: no cgroup can be made here (session mode)");
+        return;
+    };
+    let base = jail.parent().unwrap().to_path_buf();
+    // Every name the old scheme would give this process next.
+    let pid = std::process::id();
+    let squatted: Vec<_> = (0..256)
+        .map(|seq| base.join(format!("bashtools-{pid}-{seq}")))
+        .filter(|dir| std::fs::create_dir(dir).is_ok())
+        .collect();
+    let second = common::tools();
+    let mode = second.containment();
+    let name = second.cgroup();
+    drop(second);
+    for dir in &squatted {
+        let _ = std::fs::remove_dir(dir);
+    }
+    assert_eq!(mode, bashtools::Containment::Cgroup);
+    let name = name.unwrap();
+    assert!(!squatted.contains(&name), "{}", name.display());
+    assert_ne!(name, jail);
+}

@@ -86,6 +86,17 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// 64 bits from the kernel's random source (`getrandom(2)`).
+fn random_u64() -> io::Result<u64> {
+    let mut bytes = [0u8; 8];
+    // SAFETY: fills the 8 bytes of our buffer.
+    let n = unsafe { nix::libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n != bytes.len() as isize {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(u64::from_ne_bytes(bytes))
+}
+
 /// One owner's cgroup: every command's cell is made under it.
 #[derive(Debug)]
 pub(crate) struct Jail {
@@ -100,10 +111,14 @@ impl Jail {
     pub(crate) fn create() -> io::Result<Jail> {
         let base = own_cgroup()
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no cgroup v2 hierarchy"))?;
+        // The pid and a sequence say whose it is; 64 random bits make the
+        // name unique across pid namespaces (every container's server is
+        // PID 1) and boots, so a cell another left behind never takes it.
         let dir = base.join(format!(
-            "bashtools-{}-{}",
+            "bashtools-{}-{}-{:016x}",
             std::process::id(),
-            SEQUENCE.fetch_add(1, Ordering::Relaxed)
+            SEQUENCE.fetch_add(1, Ordering::Relaxed),
+            random_u64()?
         ));
         DirBuilder::new().mode(0o755).create(&dir)?;
         if !dir.join("cgroup.kill").exists() {
