@@ -526,3 +526,57 @@ fn sandboxed_commands_are_contained_like_any_other() {
         assert!(left.is_empty(), "{left:?}");
     }
 }
+
+/// Hardening item 16: a sandboxed command writes its own output (and
+/// reaches it again through `/dev/stdout` and `/dev/stderr`), but nothing
+/// else of the private output directory: not another shell's output file,
+/// not a new file there.
+#[test]
+fn a_command_writes_its_own_output_and_no_other_file_of_the_output_directory() {
+    if !kernel_has(1, "the sandbox") {
+        return;
+    }
+    let dir = Scratch::new("outdir");
+    let t = sandboxed(&dir.0, Sandbox::new());
+    let out = t.output_directory().to_path_buf();
+    let victim = bash(
+        &t,
+        json!({"command": "echo original; sleep 1000", "run_in_background": true}),
+    );
+    let victim_id = id_of(&victim);
+    let victim_file = out.join(format!("{victim_id}.output"));
+    wait_until("the victim printed", || {
+        std::fs::read_to_string(&victim_file).is_ok_and(|s| s.contains("original"))
+    });
+    // Reopened, the file starts afresh (`>` truncates): one per command.
+    for (command, text) in [
+        ("echo to-stdout > /dev/stdout", "to-stdout"),
+        ("echo to-stderr > /dev/stderr", "to-stderr"),
+        ("echo own", "own"),
+    ] {
+        let r = bash(&t, json!({ "command": command }));
+        assert_eq!((r.text.as_str(), r.is_error), (text, false), "{command}");
+    }
+    let attack = format!(
+        "echo forged > {v} || echo refused-write; echo forged >> {v} || echo refused-append; \
+         : > {v} || echo refused-truncate; touch {o}/new || echo refused-create; \
+         echo 1 > {o}/bash_99.output || echo refused-guess",
+        v = victim_file.display(),
+        o = out.display()
+    );
+    let r = bash(&t, json!({"command": attack}));
+    for word in [
+        "refused-write",
+        "refused-append",
+        "refused-truncate",
+        "refused-create",
+        "refused-guess",
+    ] {
+        assert!(r.text.contains(word), "{word}: {}", r.text);
+    }
+    let victim_text = std::fs::read_to_string(&victim_file).unwrap();
+    assert_eq!(victim_text, "original\n");
+    assert!(!out.join("new").exists() && !out.join("bash_99.output").exists());
+    let r = t.kill_shell(&json!({"shell_id": victim_id}));
+    assert!(!r.is_error, "{}", r.text);
+}

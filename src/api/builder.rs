@@ -389,7 +389,7 @@ impl Builder {
         let config = Arc::new(config);
         let (restrictions, status) = match &config.sandbox {
             Some(policy) => {
-                let (restrictions, status) = prepare_sandbox(policy, &outdir)?;
+                let (restrictions, status) = prepare_sandbox(policy)?;
                 (restrictions, Some(status))
             }
             None => (None, None),

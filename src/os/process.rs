@@ -194,8 +194,11 @@ impl RealProcess {
                 ended.finish();
             }),
         )?;
-        // The next command's cell is made while this one runs.
+        // The next command's cell (and ruleset) is made while this one runs.
         self.contain.make_spare();
+        if let Some(r) = &self.restrictions {
+            r.make_spare();
+        }
         Ok((pid, pidfd))
     }
 

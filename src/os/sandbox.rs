@@ -1,6 +1,8 @@
-//! The sandbox of commands: a Landlock ruleset (`landlock(7)`), prepared
-//! once as a file descriptor when the tools are built, that every command
-//! applies to itself in the child, before its exec (`launch/restrict.rs`).
+//! The sandbox of commands: a Landlock ruleset (`landlock(7)`) that every
+//! command applies to itself in the child, before its exec
+//! (`launch/restrict.rs`). Its rules are opened once, when the tools are
+//! built ([`Rules`]); each command's ruleset is made from them as a file
+//! descriptor when it starts, with its own output file added.
 //!
 //! Landlock is an unprivileged access control: a process restricts itself,
 //! and the restriction can never be lifted, only narrowed, by it or by any
@@ -13,8 +15,9 @@
 //! - the filesystem (ABI 1; 2: linking and renaming across directories, 3:
 //!   truncation, 5: ioctls on devices): read and execute everywhere, write
 //!   in the write roots and the devices of [`DEVICES`], and write (not
-//!   create or remove) the files under the "write files" roots, such as the
-//!   output directory, which a command reaches again through `/dev/stdout`;
+//!   create or remove) the command's own output file, which it reaches
+//!   again through `/dev/stdout`: nothing else of the private output
+//!   directory, so no command writes another's output;
 //! - TCP `connect(2)` and `bind(2)` (ABI 4), unless the network is allowed;
 //! - signals and abstract unix sockets (ABI 6): scoped, so a command reaches
 //!   no process outside its own domain, the host included.
@@ -27,12 +30,10 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
 
-use landlock::{
-    make_bitflags, Access, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope, ABI,
-};
+use landlock::{make_bitflags, Access, AccessFs, AccessNet, Scope, ABI};
 use nix::libc;
 
 use crate::config::SandboxPolicy;
@@ -155,15 +156,6 @@ pub(crate) struct RestrictError {
     pub error: io::Error,
 }
 
-impl RestrictError {
-    fn landlock(err: landlock::RulesetError) -> RestrictError {
-        RestrictError {
-            path: None,
-            error: io::Error::other(err),
-        }
-    }
-}
-
 /// The kernel's Landlock ABI version (`landlock_create_ruleset(2)` with
 /// `LANDLOCK_CREATE_RULESET_VERSION`); 0 without Landlock.
 fn kernel_abi() -> u32 {
@@ -180,67 +172,183 @@ fn kernel_abi() -> u32 {
     v.max(0) as u32
 }
 
-/// The ruleset of `policy`, as a descriptor every command applies to
-/// itself; `write_files` are directories whose files may be written (not
-/// created or removed). A kernel without Landlock is not an error: there
-/// is no ruleset, and the status says nothing is enforced.
-pub(crate) fn ruleset(
+/// The rules of `policy`, opened once: every command gets a ruleset of its
+/// own made from them ([`Rules::ruleset`]), with its own output file added.
+/// A kernel without Landlock is not an error: there are no rules, and the
+/// status says nothing is enforced.
+pub(crate) fn rules(
     policy: &SandboxPolicy,
-    write_files: &[&Path],
-) -> Result<(Option<OwnedFd>, SandboxStatus), RestrictError> {
-    let all = AccessFs::from_all(ASKED);
-    let mut ruleset = Ruleset::default()
-        .handle_access(all)
-        .map_err(RestrictError::landlock)?;
-    if !policy.network {
-        ruleset = ruleset
-            .handle_access(AccessNet::from_all(ABI::V4))
-            .map_err(RestrictError::landlock)?;
+) -> Result<(Option<Rules>, SandboxStatus), RestrictError> {
+    let abi = kernel_abi();
+    let Some(asked) = abi_of(abi) else {
+        return Ok((None, SandboxStatus::of(abi, false, policy.network)));
+    };
+    let all = AccessFs::from_all(asked).bits();
+    let net = if policy.network || abi < 4 {
+        0
+    } else {
+        AccessNet::from_all(asked).bits()
+    };
+    let scoped = if abi >= 6 {
+        Scope::from_all(asked).bits()
+    } else {
+        0
+    };
+    let mut rules = Rules {
+        attr: [all, net, scoped],
+        rules: Vec::new(),
+        file: make_bitflags!(AccessFs::{ReadFile | WriteFile | Truncate}).bits() & all,
+        spare: parking_lot::Mutex::new(Vec::new()),
+    };
+    rules.add(Path::new("/"), AccessFs::from_read(asked).bits())?;
+    for root in policy.write_roots() {
+        rules.add(root, all)?;
     }
-    let ruleset = ruleset
-        .scope(Scope::from_all(ASKED))
-        .map_err(RestrictError::landlock)?
-        .create()
-        .map_err(RestrictError::landlock)?;
-    let ruleset = add(ruleset, Path::new("/"), AccessFs::from_read(ASKED))?;
-    let mut ruleset = policy
-        .write_roots()
-        .try_fold(ruleset, |r, root| add(r, root, all))?;
-    let files = make_bitflags!(AccessFs::{ReadFile | WriteFile | Truncate});
-    for dir in write_files {
-        ruleset = add(ruleset, dir, files)?;
-    }
-    for device in DEVICES {
-        let path = Path::new(device);
+    let device =
+        make_bitflags!(AccessFs::{ReadFile | WriteFile | Truncate | IoctlDev}).bits() & all;
+    for device_path in DEVICES {
+        let path = Path::new(device_path);
         let Ok(meta) = std::fs::metadata(path) else {
             continue;
         };
-        let access = if meta.is_dir() {
-            all
-        } else {
-            make_bitflags!(AccessFs::{ReadFile | WriteFile | Truncate | IoctlDev})
-        };
-        ruleset = add(ruleset, path, access)?;
+        rules.add(path, if meta.is_dir() { all } else { device })?;
     }
-    let fd: Option<OwnedFd> = ruleset.into();
-    let abi = kernel_abi();
-    let status = SandboxStatus::of(abi, fd.is_some(), policy.network);
-    Ok((fd, status))
+    // One ruleset now: what the kernel refuses is an error at build, not
+    // at each command's start.
+    rules
+        .ruleset(&[])
+        .map_err(|error| RestrictError { path: None, error })?;
+    Ok((Some(rules), SandboxStatus::of(abi, true, policy.network)))
 }
 
-/// Adds the rule "`access` beneath `path`".
-fn add(
-    ruleset: RulesetCreated,
-    path: &Path,
-    access: BitFlags<AccessFs>,
-) -> Result<RulesetCreated, RestrictError> {
-    let fd = PathFd::new(path).map_err(|e| RestrictError {
-        path: Some(path.to_path_buf()),
-        error: io::Error::other(e),
-    })?;
-    ruleset
-        .add_rule(PathBeneath::new(fd, access))
-        .map_err(RestrictError::landlock)
+/// The crate's name for ABI `abi`, at most the newest one asked for;
+/// `None` without Landlock.
+fn abi_of(abi: u32) -> Option<ABI> {
+    Some(match abi {
+        0 => return None,
+        1 => ABI::V1,
+        2 => ABI::V2,
+        3 => ABI::V3,
+        4 => ABI::V4,
+        5 => ABI::V5,
+        _ => ASKED,
+    })
+}
+
+/// What a sandboxed command may reach, as rule descriptors opened once
+/// (`O_PATH`), from which each command's ruleset is made in a few system
+/// calls: the same for every command but one rule, the command's own
+/// output file, which it may write again through `/dev/stdout` while no
+/// other command's output file, and nothing else of the private output
+/// directory, is writable to it.
+#[derive(Debug)]
+pub(crate) struct Rules {
+    /// `struct landlock_ruleset_attr`: the handled filesystem and network
+    /// rights and the scopes, as this kernel knows them.
+    attr: [u64; 3],
+    /// Each rule: a directory (or device) and the rights beneath it.
+    rules: Vec<(OwnedFd, u64)>,
+    /// The rights on a command's own files.
+    file: u64,
+    /// A ruleset of the common rules made ahead, for the next command.
+    spare: parking_lot::Mutex<Vec<OwnedFd>>,
+}
+
+/// `struct landlock_path_beneath_attr` (packed in the kernel's header).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// `LANDLOCK_RULE_PATH_BENEATH`.
+const RULE_PATH_BENEATH: libc::c_int = 1;
+
+impl Rules {
+    fn add(&mut self, path: &Path, access: u64) -> Result<(), RestrictError> {
+        let fd = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH)
+            .open(path)
+            .map_err(|error| RestrictError {
+                path: Some(path.to_path_buf()),
+                error,
+            })?;
+        self.rules.push((fd.into(), access));
+        Ok(())
+    }
+
+    /// A ruleset of every rule, and read-write access to `files` (the
+    /// command's own output file), as a descriptor the child applies to
+    /// itself. The common rules come from a spare made while the last
+    /// command ran ([`make_spare`](Self::make_spare)) when there is one:
+    /// then the start adds one rule, not a dozen.
+    pub(crate) fn ruleset(&self, files: &[BorrowedFd<'_>]) -> io::Result<OwnedFd> {
+        let spare = self.spare.lock().pop();
+        let ruleset = match spare {
+            Some(fd) => fd,
+            None => self.base()?,
+        };
+        for fd in files {
+            add_rule(&ruleset, fd.as_raw_fd(), self.file)?;
+        }
+        Ok(ruleset)
+    }
+
+    /// Makes a ruleset of the common rules for the next command, unless
+    /// one waits already. Called once a command has started, while it runs.
+    pub(crate) fn make_spare(&self) {
+        if !self.spare.lock().is_empty() {
+            return;
+        }
+        if let Ok(fd) = self.base() {
+            self.spare.lock().push(fd);
+        }
+    }
+
+    /// A new ruleset of the common rules.
+    fn base(&self) -> io::Result<OwnedFd> {
+        // SAFETY: a struct of three u64 that lives across the call.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                self.attr.as_ptr(),
+                std::mem::size_of_val(&self.attr),
+                0u32,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a new descriptor the kernel just gave us.
+        let ruleset = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        for (fd, access) in &self.rules {
+            add_rule(&ruleset, fd.as_raw_fd(), *access)?;
+        }
+        Ok(ruleset)
+    }
+}
+
+/// Adds "`access` beneath the file or directory open at `parent_fd`".
+fn add_rule(ruleset: &OwnedFd, parent_fd: i32, allowed_access: u64) -> io::Result<()> {
+    let attr = PathBeneathAttr {
+        allowed_access,
+        parent_fd,
+    };
+    // SAFETY: the attribute lives across the call; integers else.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0u32,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -271,10 +271,15 @@ impl Launch<'_> {
                 Output::Fd(out),
             ),
         };
+        // The sandbox's ruleset, with this command's own output file.
+        let ruleset = match place.restrictions {
+            Some(r) => r.ruleset_for(&[out])?,
+            None => None,
+        };
         let mut setup = ChildSetup::new(bash_path()?.to_owned(), argv, envp, cwd)
             .stdio(stdin, stdout, stderr)
             .new_session()
-            .restrict(place.restrictions);
+            .restrict(place.restrictions, ruleset.as_ref().map(AsFd::as_fd));
         if let Some(script) = &script {
             setup = setup.keep(script.as_fd(), SCRIPT_FD);
         }

@@ -36,16 +36,14 @@ pub(super) fn resolve_sandbox(
     Ok((policy, tmp))
 }
 
-/// The restrictions every command applies to itself under `policy` (the
-/// output directory's files writable, for `/dev/stdout`). `None` when the
+/// The restrictions every command applies to itself under `policy` (each
+/// with its own output file writable, for `/dev/stdout`). `None` when the
 /// kernel enforces nothing, which is an error unless best effort.
 pub(super) fn prepare_sandbox(
     policy: &SandboxPolicy,
-    outdir: &OutputDir,
 ) -> Result<(Option<Restrictions>, SandboxStatus), Error> {
-    let (ruleset, status) =
-        sandbox::ruleset(policy, &[outdir.path()]).map_err(|e| Error::sandbox(e.path, e.error))?;
-    let restrictions = Restrictions::new(ruleset, !policy.network);
+    let (rules, status) = sandbox::rules(policy).map_err(|e| Error::sandbox(e.path, e.error))?;
+    let restrictions = Restrictions::new(rules, !policy.network);
     Ok((
         enforced(status, policy.best_effort)?.then_some(restrictions),
         status,

@@ -207,7 +207,7 @@ fn stage(setup: &ChildSetup<'_>, staging: &[RawFd]) -> Result<Staged, (Step, i32
     for &(fd, _) in setup.kept() {
         add(fd)?;
     }
-    if let Some(fd) = setup.restrictions.and_then(|r| r.ruleset()) {
+    if let Some(fd) = setup.ruleset.map(|fd| fd.as_raw_fd()) {
         add(fd)?;
     }
     let top = staging.iter().copied().max().unwrap_or(2);
@@ -292,8 +292,8 @@ fn descriptors(
     }
     // The ruleset is no move's source, but must not be a move's target.
     let mut ruleset = setup
-        .restrictions
-        .and_then(|r| r.ruleset())
+        .ruleset
+        .map(|fd| fd.as_raw_fd())
         .map(|fd| staged.at(fd));
     if let Some(fd) = ruleset.filter(|&fd| moves.iter().any(|m| m.1 == fd)) {
         // SAFETY: duplicates a descriptor of ours.

@@ -132,6 +132,8 @@ pub(crate) struct ChildSetup<'a> {
     cgroup: Option<BorrowedFd<'a>>,
     cgroup_namespace: bool,
     restrictions: Option<&'a Restrictions>,
+    /// The Landlock ruleset the child restricts itself to.
+    ruleset: Option<BorrowedFd<'a>>,
 }
 
 /// Strings and the NULL-terminated array of pointers to them that
@@ -179,6 +181,7 @@ impl<'a> ChildSetup<'a> {
             cgroup: None,
             cgroup_namespace: false,
             restrictions: None,
+            ruleset: None,
         }
     }
 
@@ -224,9 +227,15 @@ impl<'a> ChildSetup<'a> {
         self
     }
 
-    /// A sandbox's restrictions.
-    pub(crate) fn restrict(mut self, restrictions: Option<&'a Restrictions>) -> Self {
+    /// A sandbox's restrictions, and the command's Landlock ruleset (none
+    /// where the kernel has no Landlock).
+    pub(crate) fn restrict(
+        mut self,
+        restrictions: Option<&'a Restrictions>,
+        ruleset: Option<BorrowedFd<'a>>,
+    ) -> Self {
         self.restrictions = restrictions;
+        self.ruleset = ruleset.filter(|_| restrictions.is_some());
         self
     }
 

@@ -22,17 +22,20 @@
 //!   open the descriptors of any process outside it — the host, or
 //!   another command.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::io;
+use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 
 use nix::libc;
 
 use super::Step;
+use crate::os::sandbox::Rules;
 
 /// What a sandbox applies to each child; built once, when the tools are.
 #[derive(Debug)]
 pub(crate) struct Restrictions {
-    /// The Landlock ruleset, `None` where the kernel has no Landlock.
-    landlock: Option<OwnedFd>,
+    /// The Landlock rules each command's ruleset is made of; `None` where
+    /// the kernel has no Landlock.
+    rules: Option<Rules>,
     /// Whether the bounding set can be emptied (the host has
     /// `CAP_SETPCAP`); without it, the bounding set grants nothing under
     /// `no_new_privs` anyway.
@@ -60,19 +63,29 @@ const IPPROTO_MPTCP: u32 = 262;
 const TIOCLINUX: u32 = 0x541C;
 
 impl Restrictions {
-    /// The restrictions of a sandbox whose Landlock ruleset is `landlock`;
-    /// `network_off`: MPTCP sockets are refused too.
-    pub(crate) fn new(landlock: Option<OwnedFd>, network_off: bool) -> Restrictions {
+    /// The restrictions of a sandbox; `network_off`: MPTCP sockets are
+    /// refused too. Each command's Landlock ruleset is its own
+    /// ([`ChildSetup::restrict`](super::ChildSetup::restrict)).
+    pub(crate) fn new(rules: Option<Rules>, network_off: bool) -> Restrictions {
         Restrictions {
-            landlock,
+            rules,
             drop_bounding: has_effective(CAP_SETPCAP),
             filter: filter(network_off),
         }
     }
 
-    /// The Landlock ruleset's descriptor in the host.
-    pub(super) fn ruleset(&self) -> Option<RawFd> {
-        self.landlock.as_ref().map(AsRawFd::as_raw_fd)
+    /// In the host, before a command starts: its Landlock ruleset, with
+    /// write access to `files` (its own output file). `None` without
+    /// Landlock.
+    pub(crate) fn ruleset_for(&self, files: &[BorrowedFd<'_>]) -> io::Result<Option<OwnedFd>> {
+        self.rules.as_ref().map(|r| r.ruleset(files)).transpose()
+    }
+
+    /// Prepares the next command's ruleset while this one runs.
+    pub(crate) fn make_spare(&self) {
+        if let Some(r) = &self.rules {
+            r.make_spare();
+        }
     }
 
     /// In the child: applies everything, in order; the ruleset is the
