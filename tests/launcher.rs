@@ -340,6 +340,98 @@ fn a_sandboxed_command_cannot_open_mptcp_sockets_nor_type_into_its_terminal() {
     }
 }
 
+/// Hardening item 7: with the network off, every IPv4 and IPv6 socket
+/// but plain TCP is refused (UDP, ICMP, SCTP, MPTCP, raw), TCP connects are
+/// refused by Landlock, an abstract unix socket of a listener outside the
+/// sandbox cannot be reached, a unix socketpair still works, and io_uring
+/// cannot be set up. With the network allowed, UDP and TCP work.
+#[test]
+fn with_the_network_off_no_socket_reaches_out() {
+    if which("python3").is_none() {
+        eprintln!("SKIP: no python3 here to make the system calls");
+        return;
+    }
+    let dir = Scratch::new("sockets");
+    let listener = std::os::unix::net::UnixListener::bind_addr(
+        &<std::os::unix::net::SocketAddr as std::os::linux::net::SocketAddrExt>::from_abstract_name(
+            format!("bashtools-test-{}", std::process::id()),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let script = format!(
+        r#"import socket, ctypes
+S = socket
+def attempt(name, make, use=None):
+    try:
+        s = make()
+        if use: use(s)
+        print(name, "open")
+    except PermissionError:
+        print(name, "refused")
+    except OSError as e:
+        print(name, "error", e.errno)
+attempt("udp4", lambda: S.socket(S.AF_INET, S.SOCK_DGRAM))
+attempt("udp6", lambda: S.socket(S.AF_INET6, S.SOCK_DGRAM))
+attempt("udp4-nonblock", lambda: S.socket(S.AF_INET, S.SOCK_DGRAM | S.SOCK_NONBLOCK | S.SOCK_CLOEXEC))
+attempt("icmp", lambda: S.socket(S.AF_INET, S.SOCK_DGRAM, S.IPPROTO_ICMP))
+attempt("raw", lambda: S.socket(S.AF_INET, S.SOCK_RAW, S.IPPROTO_ICMP))
+attempt("sctp", lambda: S.socket(S.AF_INET, S.SOCK_STREAM, 132))
+attempt("mptcp6", lambda: S.socket(S.AF_INET6, S.SOCK_STREAM, 262))
+attempt("tcp-connect", lambda: S.socket(S.AF_INET, S.SOCK_STREAM), lambda s: s.connect(("127.0.0.1", {port})))
+attempt("abstract", lambda: S.socket(S.AF_UNIX, S.SOCK_STREAM), lambda s: s.connect("\0bashtools-test-{pid}"))
+attempt("pair", lambda: S.socketpair()[0])
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+r = libc.syscall(425, 8, params)
+print("io_uring", "open" if r >= 0 else ("refused" if ctypes.get_errno() == 1 else "error %d" % ctypes.get_errno()))
+"#,
+        pid = std::process::id()
+    );
+    let command = format!(
+        "python3 - <<'EOF'
+{script}EOF"
+    );
+    let Some(boxed) = sandboxed(&dir.0) else {
+        return;
+    };
+    let r = bash(&boxed, json!({ "command": command }));
+    let got: std::collections::HashMap<&str, &str> =
+        r.text.lines().filter_map(|l| l.split_once(' ')).collect();
+    for name in [
+        "udp4",
+        "udp6",
+        "udp4-nonblock",
+        "icmp",
+        "raw",
+        "sctp",
+        "mptcp6",
+        "io_uring",
+    ] {
+        assert_eq!(got.get(name), Some(&"refused"), "{name}: {}", r.text);
+    }
+    assert_ne!(got.get("tcp-connect"), Some(&"open"), "{}", r.text);
+    if boxed.sandbox_status().unwrap().scoping() {
+        assert_ne!(got.get("abstract"), Some(&"open"), "{}", r.text);
+    }
+    assert_eq!(got.get("pair"), Some(&"open"), "{}", r.text);
+    // The network allowed: UDP and TCP as usual.
+    let open = builder()
+        .working_directory(&dir.0)
+        .sandbox(Sandbox::new().allow_network(true))
+        .build()
+        .unwrap();
+    let r = bash(&open, json!({ "command": command }));
+    assert!(
+        r.text.contains("udp4 open") && r.text.contains("tcp-connect open"),
+        "{}",
+        r.text
+    );
+    drop(listener);
+}
+
 fn which(program: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(program))

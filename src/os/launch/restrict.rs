@@ -13,10 +13,12 @@
 //!   terminals, no mounts, no module loading.
 //! - **seccomp** (`seccomp(2)`): what Landlock does not cover. `ioctl`s
 //!   that push input into a terminal (`TIOCSTI`) or reach the console
-//!   (`TIOCLINUX`) fail with EPERM; with the network off, so does a
-//!   socket of `IPPROTO_MPTCP`, which Landlock's TCP rules do not see. A
-//!   system call of another ABI (32-bit, x32) fails with ENOSYS, since the
-//!   filter reads the native numbers.
+//!   (`TIOCLINUX`) fail with EPERM, and so does `io_uring_setup` (io_uring
+//!   operations never pass a seccomp filter); with the network off, so
+//!   does every IPv4 or IPv6 socket but plain TCP — UDP, ICMP, SCTP,
+//!   MPTCP, raw — since Landlock's network rules see only TCP. A system
+//!   call of another ABI (32-bit, x32) fails with ENOSYS, since the filter
+//!   reads the native numbers.
 //! - **Landlock**: `landlock_restrict_self(2)` on the prepared ruleset.
 //!   Each command becomes a domain of its own: it cannot signal, trace or
 //!   open the descriptors of any process outside it — the host, or
@@ -57,14 +59,12 @@ const CAP_SETPCAP: u32 = 8;
 pub(crate) const CAP_SYS_ADMIN: u32 = 21;
 /// The highest capability number any kernel has had a use for, with room.
 const LAST_CAP: libc::c_ulong = 63;
-/// `IPPROTO_MPTCP`.
-const IPPROTO_MPTCP: u32 = 262;
 /// `TIOCLINUX`.
 const TIOCLINUX: u32 = 0x541C;
 
 impl Restrictions {
-    /// The restrictions of a sandbox; `network_off`: MPTCP sockets are
-    /// refused too. Each command's Landlock ruleset is its own
+    /// The restrictions of a sandbox; `network_off`: IPv4 and IPv6 sockets
+    /// other than TCP are refused too. Each command's Landlock ruleset is its own
     /// ([`ChildSetup::restrict`](super::ChildSetup::restrict)).
     pub(crate) fn new(rules: Option<Rules>, network_off: bool) -> Restrictions {
         Restrictions {
@@ -204,6 +204,7 @@ const ARCH: u32 = 0;
 /// 16 (their low halves first, on a little-endian machine).
 const NR: u32 = 0;
 const ARCH_AT: u32 = 4;
+const ARG0_LOW: u32 = 16;
 const ARG1_LOW: u32 = 24;
 const ARG2_LOW: u32 = 32;
 
@@ -265,18 +266,35 @@ fn filter(network_off: bool) -> Vec<libc::sock_filter> {
     ]);
     // The ioctl branch ends here (allowed); reload the number for the next.
     f.push(load(NR));
+    // io_uring: its operations (a socket, an open) never pass this filter.
+    f.extend([
+        jump_eq(libc::SYS_io_uring_setup as u32, 0, 1),
+        deny(libc::EPERM),
+    ]);
     if network_off {
-        // socket(…, …, IPPROTO_MPTCP): EPERM.
+        // An IPv4 or IPv6 socket that is not plain TCP (whose connect and
+        // bind Landlock decides): UDP, ICMP, SCTP, MPTCP, raw. EPERM.
         f.extend([
-            jump_eq(libc::SYS_socket as u32, 0, 3),
+            jump_eq(libc::SYS_socket as u32, 0, 10),
+            load(ARG0_LOW),
+            jump_eq(libc::AF_INET as u32, 1, 0),
+            jump_eq(libc::AF_INET6 as u32, 0, 7),
+            load(ARG1_LOW),
+            stmt(libc::BPF_ALU | libc::BPF_AND | libc::BPF_K, SOCK_TYPE_MASK),
+            jump_eq(libc::SOCK_STREAM as u32, 0, 3),
             load(ARG2_LOW),
-            jump_eq(IPPROTO_MPTCP, 0, 1),
+            jump_eq(0, 2, 0),
+            jump_eq(libc::IPPROTO_TCP as u32, 1, 0),
             deny(libc::EPERM),
         ]);
     }
     f.push(allow);
     f
 }
+
+/// The type bits of `socket(2)`'s second argument (the rest are
+/// `SOCK_NONBLOCK` and `SOCK_CLOEXEC`).
+const SOCK_TYPE_MASK: u32 = 0xf;
 
 #[cfg(test)]
 mod tests {
