@@ -174,7 +174,7 @@ pub(crate) fn sandbox_note(allowed_dirs: &[std::path::PathBuf], network: bool) -
         network = if network {
             ""
         } else {
-            " TCP connections (connect and bind) are refused;"
+            " the network is off (TCP connect and bind, UDP and every other IP socket are refused);"
         },
     )
 }

@@ -404,7 +404,9 @@ fn the_bash_description_says_what_the_sandbox_forbids() {
         "{text}"
     );
     assert!(
-        text.contains("TCP connections (connect and bind) are refused"),
+        text.contains(
+            "the network is off (TCP connect and bind, UDP and every other IP socket are refused)"
+        ),
         "{text}"
     );
     assert!(text.contains("`Permission denied`"), "{text}");
@@ -579,4 +581,43 @@ fn a_command_writes_its_own_output_and_no_other_file_of_the_output_directory() {
     assert!(!out.join("new").exists() && !out.join("bash_99.output").exists());
     let r = t.kill_shell(&json!({"shell_id": victim_id}));
     assert!(!r.is_error, "{}", r.text);
+}
+
+/// Hardening items 3, 4, 5 and 20: nothing of the host is reachable from
+/// the sandbox — not its environment (variables removed from the commands'
+/// included), its descriptors (its stdin and stdout: the protocol, for the
+/// server), its memory, nor its threads' signals — as root too.
+#[test]
+fn a_sandboxed_command_reaches_nothing_of_the_host() {
+    if !kernel_has(1, "the sandbox") {
+        return;
+    }
+    let dir = Scratch::new("host");
+    let t = sandboxed(&dir.0, Sandbox::new());
+    let host = std::process::id();
+    let r = bash(&t, json!({"command": "echo $PPID"}));
+    assert_eq!(r.text, host.to_string(), "bash's parent is the host");
+    for (what, command) in [
+        ("environ", "cat /proc/$PPID/environ"),
+        ("stdout", "echo forged > /proc/$PPID/fd/1"),
+        ("stdin", "head -c 1 /proc/$PPID/fd/0"),
+        ("memory", "head -c 1 /proc/$PPID/mem"),
+        (
+            "a thread's stdout",
+            "(for t in /proc/$PPID/task/*; do echo forged > $t/fd/1 && exit 0; done; exit 1)",
+        ),
+    ] {
+        let r = bash(
+            &t,
+            json!({"command": format!("{{ {command}; }} >/dev/null 2>&1 && echo REACHED || echo refused")}),
+        );
+        assert_eq!(r.text, "refused", "{what}");
+    }
+    if t.sandbox_status().unwrap().scoping() {
+        let r = bash(
+            &t,
+            json!({"command": "for t in /proc/$PPID/task/*; do kill -0 ${t##*/} 2>/dev/null && echo REACHED; done; echo done"}),
+        );
+        assert_eq!(r.text, "done");
+    }
 }
