@@ -467,9 +467,13 @@ fn the_end_of_an_interactive_shell_is_notified() {
 #[test]
 fn containment_holds_an_interactive_shell() {
     let t = interactive();
-    let cell = t.cgroup().map(|jail| print_cell(&jail)).unwrap_or_default();
-    let (id, first) = start(&t, &format!("{cell}; read -p ok x"));
-    let seen = gather_until(&t, &id, first, "ok");
+    // Session mode (no cgroup): nothing to print first.
+    let cell = t
+        .cgroup()
+        .map(|jail| format!("{}; ", print_cell(&jail)))
+        .unwrap_or_default();
+    let (id, first) = start(&t, &format!("{cell}read -p ready x"));
+    let seen = gather_until(&t, &id, first, "ready");
     if let Some(cgroup) = t.cgroup() {
         // Cgroup mode: the command was created inside its own cell, under
         // the tools' cgroup.

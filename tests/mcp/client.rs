@@ -36,6 +36,8 @@ pub struct Server {
     stash: Vec<Value>,
     next_id: i64,
     stderr: Arc<Mutex<String>>,
+    /// The pipes of the server's stdin and stdout (`pipe:[INODE]`).
+    stdio: Vec<std::path::PathBuf>,
 }
 
 impl Server {
@@ -55,6 +57,16 @@ impl Server {
         adjust(&mut cmd);
         let mut child = cmd.spawn().expect("start bashtools-mcp");
         let stdout = child.stdout.take().unwrap();
+        let stdio = {
+            use std::os::fd::AsRawFd;
+            let fds = [
+                child.stdin.as_ref().unwrap().as_raw_fd(),
+                stdout.as_raw_fd(),
+            ];
+            fds.iter()
+                .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+                .collect()
+        };
         let (tx, rx) = crossbeam_channel::unbounded();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -93,6 +105,7 @@ impl Server {
             stash: Vec::new(),
             next_id: 1,
             stderr,
+            stdio,
         }
     }
 
@@ -115,6 +128,11 @@ impl Server {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// The pipes of the server's stdin and stdout, as `/proc` names them.
+    pub fn stdio_pipes(&self) -> &[std::path::PathBuf] {
+        &self.stdio
     }
 
     pub fn stderr(&self) -> String {
