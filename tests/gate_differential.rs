@@ -87,7 +87,7 @@ const FORBIDDEN_PREFIXES: &[&str] = &["LD_", "BASH_FUNC_"];
 const CORPUS_ALLOWED: &[&str] = &[
     "grep", "sed", "awk", "find", "sort", "uniq", "head", "tail", "wc", "cut", "tr", "cat", "echo",
     "printf", "git", "cargo", "ls", "test", "[", "[[", "true", "read", "export", "declare", "jobs",
-    "trap", "set", "cd", "mapfile", "unset", "let", "xargs",
+    "trap", "set", "cd", "mapfile", "unset", "let", "xargs", "time",
 ];
 const CORPUS_UNLISTED: &[&str] = &[
     "rm", "curl", "wget", "sh", "bash", "python3", "touch", "chmod", "dd", "nc", "ga",

@@ -151,6 +151,10 @@ impl Parser {
             let start = self.pos;
             let mut word = self.scan_word(mode)?.ok_or(ParseError::SYNTAX)?;
             empty = false;
+            if command.is_none() {
+                // An assignment: the variable may be an integer one.
+                inner.extend(self.latent_substitutions(&word)?);
+            }
             inner.append(&mut word.inner);
             let forbidden = assignment_name(&word.raw).map(is_forbidden_name);
             if forbidden.is_some() && word.raw.ends_with('=') && self.peek() == Some('(') {
@@ -192,6 +196,17 @@ impl Parser {
             return Err(ParseError::SYNTAX);
         }
         if let Some(Some(name)) = &command {
+            if name == "time" {
+                // Not the keyword (that one was taken before the command
+                // word): a quoted or escaped `time` is the program, which
+                // runs its first operand as a command.
+                if let Some(word) = time_operand(&args) {
+                    outer.push(Check::Command {
+                        raw: word.raw.clone(),
+                        value: word.literal.then(|| word.value.clone()),
+                    });
+                }
+            }
             self.builtin_checks(name, &args, &mut outer)?;
             if EVALUATES_NAMES.split_whitespace().any(|b| b == name) {
                 for arg in &args {
@@ -226,6 +241,24 @@ impl Parser {
         Ok(checks)
     }
 
+    /// Quoted or escaped text that holds a command substitution inside a
+    /// subscript (`x='a[$(cmd)]'`) is inert as written, but bash runs the
+    /// command if the text is ever evaluated as arithmetic — assigned to
+    /// or read into an integer variable, used in `(( ))`, `let`, `[[ -v ]]`,
+    /// an element of an integer array. Which variable will be is not known
+    /// before the line runs, so such text is checked as if it were live
+    /// wherever it becomes a variable's value: an assignment, an array's
+    /// element, a here-string (`read`, `mapfile`), and the arguments of the
+    /// builtins that take names (`subscript_substitutions`).
+    pub(super) fn latent_substitutions(&mut self, word: &Word) -> PResult<Vec<Check>> {
+        let text = inert_text(word);
+        if !latent(text) {
+            return Ok(Vec::new());
+        }
+        let chars = text.chars().collect();
+        self.scan_text(chars)
+    }
+
     /// `a=(x y …)`: the elements may hold substitutions.
     pub(super) fn scan_array(&mut self, inner: &mut Vec<Check>) -> PResult<()> {
         self.advance(1);
@@ -246,6 +279,8 @@ impl Parser {
                     let word = self
                         .scan_word(Subscript::Leading)?
                         .ok_or(ParseError::SYNTAX)?;
+                    // An element of an integer array is arithmetic.
+                    inner.extend(self.latent_substitutions(&word)?);
                     inner.extend(word.inner);
                 }
                 _ => return Err(ParseError::SYNTAX),
@@ -307,6 +342,10 @@ impl Parser {
                 expand,
             });
         } else {
+            if op == "<<<" {
+                // Read into an integer variable, the text is arithmetic.
+                inner.extend(self.latent_substitutions(&target)?);
+            }
             inner.extend(target.inner);
         }
         Ok(true)
@@ -345,4 +384,41 @@ impl Parser {
             .find(|op| at(op) && !(prefix > 0 && op.starts_with('&')))?;
         Some((prefix, op))
     }
+}
+
+/// The inert text of a word: all of a literal one, the part before the
+/// first expansion of another (a live substitution is checked as such).
+fn inert_text(word: &Word) -> &str {
+    if word.literal {
+        &word.value
+    } else {
+        &word.value[..word.known]
+    }
+}
+
+/// Whether `text` holds `$(` or a backtick after a `[`: a command
+/// substitution bash runs if it ever evaluates the text as arithmetic (a
+/// subscript is expanded then).
+fn latent(text: &str) -> bool {
+    text.find('[')
+        .is_some_and(|at| text[at..].contains("$(") || text[at..].contains('`'))
+}
+
+/// The command the `time` program runs: its first operand, past its
+/// options (`-f FORMAT`, `-o FILE` take the next word).
+fn time_operand(args: &[Word]) -> Option<&Word> {
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        if !arg.literal || !arg.value.starts_with('-') || arg.value == "-" {
+            return Some(arg);
+        }
+        match arg.value.as_str() {
+            "--" => return iter.next(),
+            "-f" | "-o" | "--format" | "--output" => {
+                iter.next();
+            }
+            _ => {}
+        }
+    }
+    None
 }

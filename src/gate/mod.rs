@@ -63,6 +63,17 @@
 //!     `"$(…)"`), two here-documents on one line;
 //!   - bash 5.3's `${ cmd; }` and `${| cmd; }`, which run commands.
 //!
+//! Two more rules close what bash does with text later:
+//! - quoted or escaped text holding a command substitution inside a subscript
+//!   (`x='a[$(cmd)]'`) is inert as written, but runs `cmd` once bash evaluates the
+//!   variable as arithmetic (`declare -i`, `(( x ))`, `let`, `[[ -v $x ]]`, `for ((…))`);
+//!   wherever such text becomes a variable's value — an assignment, an array's
+//!   element, a here-string read by `read` or `mapfile`, a name argument of a builtin —
+//!   its substitutions are checked as if they were live;
+//! - a quoted or escaped `time` (`\time`, `'time'`) is not the keyword but the
+//!   program, which runs its first operand: that operand is a command word like any
+//!   other.
+//!
 //! `[[ … ]]` gets no grammar of its own: `[[` is a command word that must be listed like
 //! any other, and substitutions in its operands are checked.
 //!

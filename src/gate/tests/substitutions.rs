@@ -181,3 +181,50 @@ fn prompt_expansion_operator_is_refused() {
     unparsable("echo \"${x@P}\"");
     ok("echo ${x@Q}");
 }
+
+// ----- text that is arithmetic later (hardening item 15) -----
+
+#[test]
+fn quoted_text_with_a_substitution_in_a_subscript_is_checked_as_live() {
+    let list = ["declare", "read", "let", "echo", "ls", "["];
+    for line in [
+        "declare -i x; x='a[$(rm x)]'",
+        "read x <<< 'a[$(rm x)]'",
+        "x='a[`rm x`]'; let x",
+        "x=a\\[\\$\\(rm\\)\\]; let x",
+        "declare -ai a=('b[$(rm x)]')",
+        "x=\"a[\\$(rm x)]\"; echo $((x))",
+        "[ -v 'a[$(rm x)]' ]",
+    ] {
+        let denial = check_allowed(line, &list).expect_err(line);
+        assert_eq!(denial.to_string(), "Command not allowed: rm", "{line}");
+    }
+    // What it would run is listed: allowed, as a live one would be.
+    assert_eq!(check_allowed("declare -i x; x='a[$(ls)]'", &list), Ok(()));
+    // A live substitution is checked as one; text without a subscript, or
+    // a subscript without a substitution, is data.
+    refused("x=a[$(rm x)]", "rm");
+    ok("echo '$(rm x)' 'a[1]' '[0-9]$'");
+    ok("grep -E '^[a-z]+$' f");
+}
+
+#[test]
+fn a_quoted_time_is_the_program_and_its_operand_a_command_word() {
+    let list = ["time", "ls"];
+    for line in [
+        "\\time rm x",
+        "'time' rm x",
+        "\"time\" -p rm x",
+        "\\time -f %e -o f -- rm x",
+    ] {
+        let denial = check_allowed(line, &list).expect_err(line);
+        assert_eq!(denial.to_string(), "Command not allowed: rm", "{line}");
+    }
+    assert_eq!(check_allowed("\\time ls", &list), Ok(()));
+    assert_eq!(
+        check_allowed("time -p rm x", &list)
+            .unwrap_err()
+            .to_string(),
+        "Command not allowed: rm"
+    );
+}
