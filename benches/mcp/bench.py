@@ -138,6 +138,15 @@ def main():
     targets = [direct_target()]
     try:
         targets.append(server_target("bashtools-mcp (`bash`)", [a.bashtools], "bash", {"command": "echo hi"}))
+        # What the sticky working directory (on by default) costs.
+        targets.append(
+            server_target(
+                "bashtools-mcp --no-persist-cwd",
+                [a.bashtools, "--no-persist-cwd"],
+                "bash",
+                {"command": "echo hi"},
+            )
+        )
         if a.desktop_commander:
             targets.append(
                 server_target(
