@@ -129,6 +129,42 @@ fn a_command_is_born_in_its_cell_inside_a_cgroup_namespace_of_its_own() {
     tools.kill(&id.as_str().into()).unwrap();
 }
 
+/// Hardening item 9: a command that writes its own pid into another
+/// cgroup's `cgroup.procs` — its owner's cgroup, the hierarchy's root — to
+/// get out of its cell is refused (as root: its cgroup namespace is rooted
+/// at its cell), stays in its cell, and is stopped with it.
+#[test]
+fn a_command_cannot_leave_its_cell() {
+    let tools = tools();
+    if tools.containment() != Containment::Cgroup {
+        eprintln!("SKIP: no cgroup can be made here: commands are held by sessions");
+        assert!(std::env::var_os("BASHTOOLS_TEST_REQUIRE_CGROUP").is_none());
+        return;
+    }
+    let jail = tools.cgroup().unwrap();
+    let root = jail.parent().unwrap();
+    let command = format!(
+        "for f in {jail}/cgroup.procs {root}/cgroup.procs; do (echo $$ > $f) 2>/dev/null && echo moved $f; done; echo tried; sleep 1000",
+        jail = jail.display(),
+        root = root.display()
+    );
+    let r = bash(&tools, json!({"command": command, "run_in_background": true}));
+    let id = id_of(&r);
+    let out = tools.status(&id.as_str().into()).unwrap().output_file().to_path_buf();
+    wait_until("the command tried", || {
+        std::fs::read_to_string(&out).is_ok_and(|t| t.contains("tried"))
+    });
+    let text = std::fs::read_to_string(&out).unwrap();
+    if is_root() {
+        assert!(!text.contains("moved"), "{text}");
+    } else {
+        eprintln!("not root: no cgroup namespace; the user's own cgroups are not refused: {text}");
+    }
+    let pgid = tools.background_pids()[0];
+    tools.kill(&id.as_str().into()).unwrap();
+    common::assert_gone(&[pgid]);
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { nix::libc::geteuid() == 0 }
