@@ -148,9 +148,16 @@ fn a_command_cannot_leave_its_cell() {
         jail = jail.display(),
         root = root.display()
     );
-    let r = bash(&tools, json!({"command": command, "run_in_background": true}));
+    let r = bash(
+        &tools,
+        json!({"command": command, "run_in_background": true}),
+    );
     let id = id_of(&r);
-    let out = tools.status(&id.as_str().into()).unwrap().output_file().to_path_buf();
+    let out = tools
+        .status(&id.as_str().into())
+        .unwrap()
+        .output_file()
+        .to_path_buf();
     wait_until("the command tried", || {
         std::fs::read_to_string(&out).is_ok_and(|t| t.contains("tried"))
     });
