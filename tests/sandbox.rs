@@ -621,3 +621,24 @@ fn a_sandboxed_command_reaches_nothing_of_the_host() {
         assert_eq!(r.text, "done");
     }
 }
+
+/// Hardening item 9, sandboxed: a command cannot move itself out of its
+/// cell (it may not write under `/sys`), whatever the mount options.
+#[test]
+fn a_sandboxed_command_cannot_leave_its_cell() {
+    if !kernel_has(1, "the sandbox") {
+        return;
+    }
+    let dir = Scratch::new("cell");
+    let t = sandboxed(&dir.0, Sandbox::new());
+    let Some(jail) = t.cgroup() else {
+        eprintln!("SKIP: no cgroup can be made here: commands are held by sessions");
+        return;
+    };
+    let command = format!(
+        "(echo $$ > {}/cgroup.procs) 2>/dev/null && echo moved || echo refused",
+        jail.parent().unwrap().display()
+    );
+    let r = bash(&t, json!({ "command": command }));
+    assert_eq!(r.text, "refused");
+}
