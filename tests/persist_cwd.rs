@@ -546,3 +546,35 @@ fn in_the_sandbox_the_directory_is_recorded_and_one_outside_it_is_reset() {
     );
     nothing_left(&t);
 }
+
+/// Hardening item 2: the startup file every later command reads is a
+/// sealed memory file. A command that finds it through the host's
+/// descriptors (`/proc/$PPID/fd`, reachable here: the test host is
+/// dumpable and of the same user) can neither rewrite, append to nor
+/// truncate it, so no later command runs injected code.
+#[test]
+fn no_command_can_rewrite_the_startup_file_of_later_commands() {
+    let dir = Scratch::new("inject");
+    let canary = dir.path("canary");
+    let t = tools_in(&dir);
+    let attack = format!(
+        "n=0; for f in /proc/$PPID/fd/*; do case $(readlink $f) in *bashtools-lastdir*) n=$((n+1)); \
+         (printf 'touch {c}\\n' > $f) 2>/dev/null && echo rewrote; \
+         (printf 'touch {c}\\n' >> $f) 2>/dev/null && echo appended; \
+         (: > $f) 2>/dev/null && echo truncated;; esac; done; echo found $n",
+        c = canary.display()
+    );
+    let (text, _) = run(&t, json!({ "command": attack }));
+    assert!(text.starts_with("found ") && text != "found 0", "{text}");
+    assert!(
+        !text.contains("rewrote") && !text.contains("appended") && !text.contains("truncated"),
+        "{text}"
+    );
+    // Later commands run as before, and nothing injected ran.
+    assert_eq!(
+        run(&t, json!({"command": "echo fine"})),
+        ("fine".into(), false)
+    );
+    assert!(!canary.exists());
+    nothing_left(&t);
+}
