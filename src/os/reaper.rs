@@ -39,7 +39,7 @@ use std::collections::HashMap;
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use nix::errno::Errno;
@@ -83,6 +83,9 @@ pub(crate) struct Reaper {
     owned: Mutex<HashMap<i32, Owned>>,
     /// The epoll set of the pidfds (and of the SIGCHLD pipe).
     epoll: Epoll,
+    /// How many owned children have no pidfd: while any has, the thread
+    /// also sweeps every second (a count, so an exit never walks the set).
+    unpolled: AtomicUsize,
 }
 
 struct Owned {
@@ -168,6 +171,7 @@ fn start() -> Result<Reaper, (io::ErrorKind, String)> {
     Ok(Reaper {
         owned: Mutex::new(HashMap::new()),
         epoll,
+        unpolled: AtomicUsize::new(0),
     })
 }
 
@@ -189,7 +193,7 @@ fn reap_forever(pipe: Option<UnixStream>) {
     loop {
         // Children without a pidfd are also swept every second: the host
         // may have put a SIGCHLD handler of its own in place of ours.
-        let timeout = if reaper.owned.lock().values().any(|o| o.pidfd.is_none()) {
+        let timeout = if reaper.unpolled.load(Ordering::Relaxed) > 0 {
             EpollTimeout::from(1000u16)
         } else {
             EpollTimeout::NONE
@@ -249,6 +253,9 @@ impl Reaper {
                 hook(exit);
                 return Ok(pid);
             }
+        }
+        if pidfd.is_none() {
+            self.unpolled.fetch_add(1, Ordering::Relaxed);
         }
         owned.insert(pid as i32, Owned { hook, pidfd });
         Ok(pid)
@@ -313,6 +320,9 @@ impl Reaper {
                     continue;
                 };
                 if let Some(o) = owned.remove(&pid) {
+                    if o.pidfd.is_none() {
+                        self.unpolled.fetch_sub(1, Ordering::Relaxed);
+                    }
                     if let Some(fd) = &o.pidfd {
                         let _ = self.epoll.delete(fd);
                     }

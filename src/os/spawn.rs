@@ -200,6 +200,9 @@ pub(crate) struct Launch<'a> {
     script: Option<OwnedFd>,
     /// Whether the startup file reads the user's own `BASH_ENV`.
     user_bash_env: bool,
+    /// The sandbox's Landlock ruleset for this command (its own output
+    /// file added), made here, before the launch takes the reaper's lock.
+    ruleset: Option<OwnedFd>,
     place: Placement<'a>,
 }
 
@@ -225,6 +228,10 @@ pub(crate) fn prepare<'a>(
     let record = place
         .record
         .filter(|_| place.lastdir.is_some() && spec.record_cwd);
+    let ruleset = match place.restrictions {
+        Some(r) => r.ruleset_for(&[spec.output.as_fd()])?,
+        None => None,
+    };
     let (env, user_bash_env) = environment(config, place.mark.as_ref(), record.is_some());
     let envp = env_strings(env);
     let place = Placement {
@@ -241,6 +248,7 @@ pub(crate) fn prepare<'a>(
         terminal: spec.terminal,
         script,
         user_bash_env,
+        ruleset,
         place,
     })
 }
@@ -259,6 +267,7 @@ impl Launch<'_> {
             terminal,
             script,
             user_bash_env,
+            ruleset,
             place,
         } = self;
         let out = output.as_fd();
@@ -270,11 +279,6 @@ impl Launch<'_> {
                 Output::Fd(stdout.as_ref().map_or(out, |fd| fd.as_fd())),
                 Output::Fd(out),
             ),
-        };
-        // The sandbox's ruleset, with this command's own output file.
-        let ruleset = match place.restrictions {
-            Some(r) => r.ruleset_for(&[out])?,
-            None => None,
         };
         let mut setup = ChildSetup::new(bash_path()?.to_owned(), argv, envp, cwd)
             .stdio(stdin, stdout, stderr)

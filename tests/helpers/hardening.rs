@@ -21,8 +21,9 @@ pub fn steal(how: &str) {
                 let mut status = 0;
                 // SAFETY: the attack itself: any child, blocking.
                 if unsafe { libc::waitpid(-1, &mut status, 0) } < 0 {
-                    // No child at the moment: the attacker polls.
-                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    // No child at the moment (rare: the keeper lives as
+                    // long as the tools): the attacker tries again.
+                    std::thread::yield_now();
                 }
             });
         }

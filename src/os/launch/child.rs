@@ -38,7 +38,7 @@ impl Report<'_> {
 }
 
 /// The errno of the last failed call of this thread.
-fn errno() -> i32 {
+pub(super) fn errno() -> i32 {
     io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EIO)

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::libc;
 
-use super::child::{self, Report};
+use super::child::{self, errno, Report};
 use super::{reap_failed, ChildSetup, Failure, Refused, SignalsBlocked, Step};
 
 /// One page of anonymous memory that a forked child shares with us.
@@ -56,12 +56,6 @@ impl Drop for SharedSlot {
         // SAFETY: our own mapping, no longer referenced.
         unsafe { libc::munmap(self.0, std::mem::size_of::<AtomicU64>()) };
     }
-}
-
-fn errno() -> i32 {
-    std::io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
 }
 
 pub(super) fn launch(setup: &ChildSetup<'_>) -> Result<u32, Refused> {
