@@ -170,7 +170,7 @@ pub(crate) fn sandbox_note(allowed_dirs: &[std::path::PathBuf], network: bool) -
     format!(
         " Commands run in a sandbox: they can read and run anything, but write only in the working directory, \
          $TMPDIR{dirs} and devices such as /dev/null;{network} they cannot signal processes they did not start (other commands included). \
-         An operation the sandbox refuses fails with the system's own error (`Permission denied`).",
+         An operation the sandbox refuses fails with the system's own error (`Read-only file system` or `Permission denied`).",
         network = if network {
             ""
         } else {

@@ -35,6 +35,17 @@ fn kernel_has(need: u32, what: &str) -> bool {
     abi >= need
 }
 
+/// How many writes `text` says were refused: `Read-only file system` in
+/// the read-only view, `Permission denied` from Landlock without it.
+fn refusals(text: &str) -> usize {
+    text.matches("Read-only file system").count() + text.matches("Permission denied").count()
+}
+
+/// Whether `text` says a write was refused.
+fn refused(text: &str) -> bool {
+    refusals(text) > 0
+}
+
 /// Tools whose working directory is `dir`, sandboxed by `sandbox`.
 fn sandboxed(dir: &Path, sandbox: Sandbox) -> BashTools {
     builder()
@@ -79,7 +90,7 @@ fn touch_outside_the_write_roots_is_denied_and_creates_nothing() {
     );
     assert!(r.is_error, "{r:?}");
     assert!(r.text.starts_with("Exit code 1\n"), "{}", r.text);
-    assert!(r.text.contains("Permission denied"), "{}", r.text);
+    assert!(refused(&r.text), "{}", r.text);
     assert!(!target.exists());
     // Nor by any other way of making or changing a file there.
     std::fs::write(outside.path("old"), "old").unwrap();
@@ -91,7 +102,7 @@ fn touch_outside_the_write_roots_is_denied_and_creates_nothing() {
         )}),
     );
     assert!(r.is_error, "{r:?}");
-    assert_eq!(r.text.matches("Permission denied").count(), 6, "{}", r.text);
+    assert_eq!(refusals(&r.text), 6, "{}", r.text);
     let mut names: Vec<_> = std::fs::read_dir(&outside.0)
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -99,6 +110,108 @@ fn touch_outside_the_write_roots_is_denied_and_creates_nothing() {
     names.sort();
     assert_eq!(names, ["old"]);
     assert_eq!(std::fs::read_to_string(outside.path("old")).unwrap(), "old");
+}
+
+/// The host's mount table, one line per mount, without the mount ids.
+fn host_mounts() -> Vec<String> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .map(|l| l.split(' ').skip(4).collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+#[test]
+fn metadata_outside_the_write_roots_cannot_be_changed() {
+    if !kernel_has(1, "the filesystem sandbox") {
+        return;
+    }
+    let work = Scratch::new("work");
+    let outside = Scratch::new("outside");
+    let before = host_mounts();
+    let tools = sandboxed(&work.0, Sandbox::new());
+    let status = tools.sandbox_status().unwrap();
+    let xattr = std::path::Path::new("/usr/bin/setfattr").exists();
+    if !xattr {
+        eprintln!("no setfattr here (package attr): extended attributes are not tried");
+    }
+    // A file the command's own user owns (root's on CI's root pass), so
+    // that nothing but the sandbox stands in the way.
+    let file = outside.path("f");
+    std::fs::write(&file, "f").unwrap();
+    let meta = |p: &Path| std::fs::metadata(p).unwrap();
+    let (mode, mtime) = {
+        use std::os::unix::fs::MetadataExt;
+        (meta(&file).mode(), meta(&file).mtime())
+    };
+    let attack = format!(
+        "f={f}; chmod 600 \"$f\"; echo chmod=$?; chown \"$(id -u):$(id -g)\" \"$f\"; echo chown=$?; \
+         touch -d 2001-01-01 \"$f\"; echo utime=$?; \
+         {xattr} \
+         unshare -rm sh -c 'mount -o remount,bind,rw / && chmod 600 \"$0\"' \"$f\" 2>/dev/null; echo nested=$?",
+        f = file.display(),
+        xattr = if xattr {
+            "setfattr -n user.bashtools -v x \"$f\"; echo xattr=$?;"
+        } else {
+            ""
+        },
+    );
+    let r = bash(&tools, json!({ "command": attack }));
+    if !status.read_only_view() {
+        eprintln!(
+            "no read-only view could be made here ({status}): only Landlock's refusals hold: {}",
+            r.text
+        );
+        assert!(status.to_string().contains("no read-only view"), "{status}");
+        assert!(
+            r.text.contains("nested=1"),
+            "a mount got through: {}",
+            r.text
+        );
+        return;
+    }
+    for op in ["chmod", "chown", "utime", "xattr", "nested"] {
+        if op == "xattr" && !xattr {
+            continue;
+        }
+        assert!(
+            !r.text.contains(&format!("{op}=0")),
+            "{op} got through: {}",
+            r.text
+        );
+    }
+    assert_eq!(
+        r.text.matches("Read-only file system").count(),
+        3 + usize::from(xattr),
+        "{}",
+        r.text
+    );
+    {
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!((meta(&file).mode(), meta(&file).mtime()), (mode, mtime));
+    }
+    if xattr {
+        let listed = std::process::Command::new("getfattr")
+            .args(["-d", "--absolute-names"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(!String::from_utf8_lossy(&listed.stdout).contains("bashtools"));
+    }
+    // Inside the write roots, each of them works.
+    let inside = format!(
+        "set -e; echo f > f; chmod 600 f; chown \"$(id -u):$(id -g)\" f; touch -d 2001-01-01 f; {} echo ok",
+        if xattr { "setfattr -n user.bashtools -v x f;" } else { "" }
+    );
+    let r = bash(&tools, json!({ "command": inside }));
+    assert_eq!((r.text.as_str(), r.is_error), ("ok", false), "{r:?}");
+    {
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(meta(&work.path("f")).mode() & 0o777, 0o600);
+    }
+    // And the host's own mount table is untouched by the view.
+    drop(tools);
+    assert_eq!(host_mounts(), before);
 }
 
 #[test]
@@ -141,7 +254,7 @@ fn tmpdir_is_private_to_the_tools_and_removed_with_them() {
         &other,
         json!({"command": format!("touch {}/x", tmp.display())}),
     );
-    assert!(r.text.contains("Permission denied"), "{r:?}");
+    assert!(refused(&r.text), "{r:?}");
     let r = bash(&tools, json!({"command": "mktemp"}));
     assert!(!r.is_error, "{r:?}");
     assert!(Path::new(&r.text).starts_with(&tmp), "{r:?}");
@@ -301,7 +414,7 @@ fn the_host_still_writes_anywhere_after_sandboxed_commands_ran() {
         &tools,
         json!({"command": format!("touch {}/f", outside.0.display())}),
     );
-    assert!(r.text.contains("Permission denied"), "{r:?}");
+    assert!(refused(&r.text), "{r:?}");
     std::fs::write(outside.path("host"), "host").unwrap();
     let from_thread = outside.path("thread");
     std::thread::spawn(move || std::fs::write(from_thread, "t"))
@@ -333,7 +446,7 @@ fn grandchildren_and_background_processes_are_restricted_too() {
         &tools,
         json!({"command": format!("bash -c 'setsid -w sh -c \"touch {out}/grandchild\"'")}),
     );
-    assert!(r.text.contains("Permission denied"), "{r:?}");
+    assert!(refused(&r.text), "{r:?}");
 
     // A background shell.
     let r = bash(
@@ -343,11 +456,7 @@ fn grandchildren_and_background_processes_are_restricted_too() {
     let id = bashtools::ShellId::from(id_of(&r));
     let info = tools.wait(&id, DEADLINE).unwrap();
     assert_eq!(info.status(), TaskStatus::Failed);
-    assert!(tools
-        .read_output(&id, None)
-        .unwrap()
-        .text()
-        .contains("Permission denied"));
+    assert!(refused(tools.read_output(&id, None).unwrap().text()));
 
     // A process left running by a command that has ended.
     let r = bash(
@@ -409,7 +518,10 @@ fn the_bash_description_says_what_the_sandbox_forbids() {
         ),
         "{text}"
     );
-    assert!(text.contains("`Permission denied`"), "{text}");
+    assert!(
+        text.contains("(`Read-only file system` or `Permission denied`)"),
+        "{text}"
+    );
     let open = builder()
         .working_directory(&work.0)
         .sandbox(Sandbox::new().allow_network(true).best_effort(true))

@@ -78,6 +78,7 @@ pub struct SandboxStatus {
     filesystem: bool,
     network: bool,
     scoping: bool,
+    view: bool,
 }
 
 impl SandboxStatus {
@@ -104,6 +105,15 @@ impl SandboxStatus {
         self.scoping
     }
 
+    /// Whether commands run in a read-only view of the filesystem, so that
+    /// changing a file's mode, owner, times or extended attributes outside
+    /// the write roots is refused too (`Read-only file system`): Landlock
+    /// has no right for those. It needs Linux 5.12 and either
+    /// `CAP_SYS_ADMIN` or unprivileged user namespaces.
+    pub fn read_only_view(&self) -> bool {
+        self.view
+    }
+
     /// What a kernel without Landlock enforces: nothing.
     #[cfg(test)]
     pub(crate) fn not_enforced() -> SandboxStatus {
@@ -112,6 +122,15 @@ impl SandboxStatus {
             filesystem: false,
             network: false,
             scoping: false,
+            view: false,
+        }
+    }
+
+    /// The status with the read-only view made or not.
+    pub(crate) fn with_view(self, view: bool) -> SandboxStatus {
+        SandboxStatus {
+            view: view && self.filesystem,
+            ..self
         }
     }
 
@@ -124,6 +143,7 @@ impl SandboxStatus {
             filesystem: enforced,
             network: enforced && abi >= 4 && !network_allowed,
             scoping: enforced && abi >= 6,
+            view: false,
         }
     }
 }
@@ -131,7 +151,7 @@ impl SandboxStatus {
 /// One line: the ABI, then what is enforced.
 ///
 /// `Landlock ABI 7: filesystem restricted, network restricted, signals and
-/// abstract sockets scoped`
+/// abstract sockets scoped; a read-only view outside the write roots`
 impl fmt::Display for SandboxStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if !self.filesystem {
@@ -140,10 +160,15 @@ impl fmt::Display for SandboxStatus {
         let state = |on: bool, yes: &'static str, no: &'static str| if on { yes } else { no };
         write!(
             f,
-            "Landlock ABI {}: filesystem restricted, network {}, signals and abstract sockets {}",
+            "Landlock ABI {}: filesystem restricted, network {}, signals and abstract sockets {}; {}",
             self.abi,
             state(self.network, "restricted", "not restricted"),
             state(self.scoping, "scoped", "not scoped"),
+            state(
+                self.view,
+                "a read-only view outside the write roots",
+                "no read-only view (modes, owners, times and extended attributes outside the write roots can be changed)"
+            ),
         )
     }
 }
@@ -219,6 +244,22 @@ pub(crate) fn rules(
         .ruleset(&[])
         .map_err(|error| RestrictError { path: None, error })?;
     Ok((Some(rules), SandboxStatus::of(abi, true, policy.network)))
+}
+
+/// The directories a command may write in: the write roots of `policy`
+/// and the device directories of [`DEVICES`] this machine has. They stay
+/// writable in the read-only view (`launch/view.rs`).
+pub(crate) fn writable_dirs(policy: &SandboxPolicy) -> Vec<PathBuf> {
+    let devices = DEVICES
+        .iter()
+        .map(Path::new)
+        .filter(|p| p.is_dir())
+        .map(Path::to_path_buf);
+    policy
+        .write_roots()
+        .map(Path::to_path_buf)
+        .chain(devices)
+        .collect()
 }
 
 /// The crate's name for ABI `abi`, at most the newest one asked for;
@@ -362,27 +403,24 @@ mod tests {
             filesystem: true,
             network: true,
             scoping: true,
+            view: true,
         };
         assert_eq!(
             full.to_string(),
-            "Landlock ABI 7: filesystem restricted, network restricted, signals and abstract sockets scoped"
+            "Landlock ABI 7: filesystem restricted, network restricted, signals and abstract sockets scoped; a read-only view outside the write roots"
         );
         let old = SandboxStatus {
             abi: 3,
             filesystem: true,
             network: false,
             scoping: false,
+            view: false,
         };
         assert_eq!(
             old.to_string(),
-            "Landlock ABI 3: filesystem restricted, network not restricted, signals and abstract sockets not scoped"
+            "Landlock ABI 3: filesystem restricted, network not restricted, signals and abstract sockets not scoped; no read-only view (modes, owners, times and extended attributes outside the write roots can be changed)"
         );
-        let none = SandboxStatus {
-            abi: 0,
-            filesystem: false,
-            network: false,
-            scoping: false,
-        };
+        let none = SandboxStatus::not_enforced().with_view(true);
         assert_eq!(
             none.to_string(),
             "not enforced: this kernel has no Landlock"

@@ -1,10 +1,12 @@
 //! The sandbox at `build()`: its directories resolved, its private
-//! temporary directory made, its Landlock ruleset prepared.
+//! temporary directory made, its Landlock ruleset and read-only view
+//! prepared.
 
 use std::path::Path;
 
 use crate::config::{Sandbox, SandboxPolicy};
 use crate::error::Error;
+use crate::os::launch::view::View;
 use crate::os::launch::Restrictions;
 use crate::os::outdir::OutputDir;
 use crate::os::sandbox::{self, SandboxStatus};
@@ -43,9 +45,15 @@ pub(super) fn prepare_sandbox(
     policy: &SandboxPolicy,
 ) -> Result<(Option<Restrictions>, SandboxStatus), Error> {
     let (rules, status) = sandbox::rules(policy).map_err(|e| Error::sandbox(e.path, e.error))?;
-    let restrictions = Restrictions::new(rules, !policy.network);
+    if !enforced(status, policy.best_effort)? {
+        return Ok((None, status));
+    }
+    // Where no view can be made, the sandbox runs without one and the
+    // status says so (Landlock still refuses every write outside the roots).
+    let view = View::make(sandbox::writable_dirs(policy).iter().map(|p| p.as_path())).ok();
+    let status = status.with_view(view.is_some());
     Ok((
-        enforced(status, policy.best_effort)?.then_some(restrictions),
+        Some(Restrictions::new(rules, !policy.network, view)),
         status,
     ))
 }

@@ -100,6 +100,13 @@ pub(super) fn run(
         let r = check(unsafe { libc::unshare(libc::CLONE_NEWCGROUP) }.into());
         step(Step::CgroupNamespace, r.map(drop));
     }
+    if let Some(view) = setup.restrictions.and_then(|r| r.view()) {
+        // Before the descriptors (the view's are the host's) and the chdir
+        // (entering sets the directory to the view's root).
+        if let Err((s, e)) = view.enter() {
+            fail(report, s, e);
+        }
+    }
     let ruleset = match descriptors(setup, staging) {
         Ok(ruleset) => ruleset,
         Err((s, e)) => fail(report, s, e),

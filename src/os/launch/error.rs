@@ -20,6 +20,8 @@ pub(crate) enum Step {
     Session,
     /// `unshare(CLONE_NEWCGROUP)`.
     CgroupNamespace,
+    /// Entering the sandbox's read-only view (`setns`).
+    View,
     /// Opening the terminal or `/dev/null`.
     Open,
     /// Moving descriptors into place, closing the others.
@@ -40,11 +42,12 @@ pub(crate) enum Step {
 
 impl Step {
     pub(super) fn from_u8(n: u8) -> Step {
-        pub(super) const ALL: [Step; 12] = [
+        pub(super) const ALL: [Step; 13] = [
             Step::Clone,
             Step::Cgroup,
             Step::Session,
             Step::CgroupNamespace,
+            Step::View,
             Step::Open,
             Step::Descriptors,
             Step::Directory,
@@ -65,6 +68,7 @@ impl Step {
             Step::Cgroup => "cannot join its cgroup",
             Step::Session => "cannot start a new session",
             Step::CgroupNamespace => "cannot enter a cgroup namespace of its own",
+            Step::View => "cannot enter the sandbox's read-only view of the filesystem",
             Step::Open => "cannot open its terminal or /dev/null",
             Step::Descriptors => "cannot set up its descriptors",
             Step::Directory => "cannot enter its working directory",

@@ -14,6 +14,8 @@
 //!
 //! 1. the cgroup (forked children only: `clone3` is born in it),
 //! 2. `setsid(2)`, then `unshare(CLONE_NEWCGROUP)` rooted at its cell,
+//!    then, under a sandbox, `setns(2)` into its read-only view of the
+//!    filesystem (`view.rs`),
 //! 3. the descriptors: stdio and ours moved into place, every other
 //!    descriptor close-on-exec (`close_range(2)`), so nothing the host
 //!    opened without `O_CLOEXEC` reaches a command,
@@ -52,6 +54,7 @@ mod error;
 mod fork;
 pub(crate) mod restrict;
 mod staging;
+pub(crate) mod view;
 
 use std::ffi::{CStr, CString};
 use std::io;

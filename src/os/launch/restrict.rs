@@ -29,6 +29,7 @@ use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 
 use nix::libc;
 
+use super::view::View;
 use super::Step;
 use crate::os::sandbox::Rules;
 
@@ -44,6 +45,8 @@ pub(crate) struct Restrictions {
     drop_bounding: bool,
     /// The seccomp program.
     filter: Vec<libc::sock_filter>,
+    /// The read-only view of the filesystem, where one could be made.
+    view: Option<View>,
 }
 
 /// `PR_CAP_AMBIENT` and its `PR_CAP_AMBIENT_CLEAR_ALL`, and
@@ -66,12 +69,18 @@ impl Restrictions {
     /// The restrictions of a sandbox; `network_off`: IPv4 and IPv6 sockets
     /// other than TCP are refused too. Each command's Landlock ruleset is its own
     /// ([`ChildSetup::restrict`](super::ChildSetup::restrict)).
-    pub(crate) fn new(rules: Option<Rules>, network_off: bool) -> Restrictions {
+    pub(crate) fn new(rules: Option<Rules>, network_off: bool, view: Option<View>) -> Restrictions {
         Restrictions {
             rules,
             drop_bounding: has_effective(CAP_SETPCAP),
             filter: filter(network_off),
+            view,
         }
+    }
+
+    /// The read-only view each command enters, if there is one.
+    pub(super) fn view(&self) -> Option<&View> {
+        self.view.as_ref()
     }
 
     /// In the host, before a command starts: its Landlock ruleset, with
