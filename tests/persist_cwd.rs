@@ -557,11 +557,16 @@ fn no_command_can_rewrite_the_startup_file_of_later_commands() {
     let dir = Scratch::new("inject");
     let canary = dir.path("canary");
     let t = tools_in(&dir);
+    // Each descriptor is opened once (appending, which truncates nothing)
+    // and attacked through that opening only once it is known to be the
+    // startup file: the test host closes and reuses descriptor numbers
+    // meanwhile, and another test's files are not this attack's target.
     let attack = format!(
-        "n=0; for f in /proc/$PPID/fd/*; do case $(readlink $f) in *bashtools-lastdir*) n=$((n+1)); \
-         (printf 'touch {c}\\n' > $f) 2>/dev/null && echo rewrote; \
-         (printf 'touch {c}\\n' >> $f) 2>/dev/null && echo appended; \
-         (: > $f) 2>/dev/null && echo truncated;; esac; done; echo found $n",
+        "n=0; for f in /proc/$PPID/fd/*; do case $(readlink $f) in *bashtools-lastdir*) \
+         exec 9>>$f || continue; case $(readlink /proc/self/fd/9) in *bashtools-lastdir*) n=$((n+1)); \
+         (printf 'touch {c}\\n' > /proc/self/fd/9) 2>/dev/null && echo rewrote; \
+         (printf 'touch {c}\\n' >&9) 2>/dev/null && echo appended; \
+         (: > /proc/self/fd/9) 2>/dev/null && echo truncated;; esac; exec 9>&-;; esac; done; echo found $n",
         c = canary.display()
     );
     let (text, _) = run(&t, json!({ "command": attack }));
