@@ -222,13 +222,26 @@ pub(crate) fn cwd_reset(lost: &Path, ran_in: &Path, outside_sandbox: bool) -> St
 /// directory a command ends in carries to the next one.
 pub(crate) fn cd_note(persists: bool) -> &'static str {
     if persists {
-        " The working directory persists between commands: a `cd` in a foreground command carries to your next          commands (not one run with `working_directory`, nor one in the background); use absolute paths where you can."
+        " The working directory persists between commands: a `cd` in a foreground command carries to your next commands (not one run with `working_directory`, nor one in the background); use absolute paths where you can."
     } else {
         " Each command starts in the default working directory: a `cd` does not carry to the next command."
     }
 }
 
-/// Ours: an argument of the wrong type.
+/// Ours: an argument the tool does not take.
+pub(crate) fn unknown_param(tool: &str, name: &str, known: &[&str]) -> String {
+    format!(
+        "Invalid input: {tool} has no parameter {name} (it takes {})",
+        known.join(", ")
+    )
+}
+
+/// Ours: a string argument that must say something is blank.
+pub(crate) fn blank(name: &str) -> String {
+    format!("Invalid input: the {name} parameter must not be blank")
+}
+
+/// Ours: an argument of the wrong type or out of range.
 pub(crate) fn wrong_type(name: &str, expected: &str) -> String {
     format!("Invalid input: the {name} parameter must be {expected}")
 }

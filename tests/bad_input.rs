@@ -101,26 +101,41 @@ fn moved_text(tools: &BashTools, timeout: Value) -> String {
 }
 
 #[test]
-fn out_of_range_timeouts_fall_back_to_the_default_or_are_cut_to_the_max() {
+fn out_of_range_timeouts_are_refused_and_large_ones_cut_to_the_max() {
     // default 0.5 s, max 1 s: every answer names the timeout it used.
+    let scratch = Scratch::new("timeouts");
+    let marker = scratch.path("marker");
     let tools = builder()
         .default_timeout(Duration::from_millis(500))
         .max_timeout(Duration::from_secs(1))
         .build()
         .unwrap();
-    let fallback =
-        "Command did not complete within its 0.5s timeout and was moved to the background (ID: ";
+    // Zero, negative or not a number: refused, naming `timeout` (§4), and
+    // nothing runs.
+    let refused = "Invalid input: the timeout parameter must be a number greater than 0";
+    for timeout in [
+        json!(-5),
+        json!(-0.5),
+        json!(0),
+        json!(0.0),
+        json!("abc"),
+        json!("30"),
+        json!([1]),
+        json!({"s": 1}),
+        json!(null),
+    ] {
+        let r = bash(
+            &tools,
+            json!({"command": touch(&marker), "timeout": timeout}),
+        );
+        assert_error(&r, refused);
+        let r = tools.bash_output(&json!({"bash_id": "bash_1", "timeout": timeout}));
+        assert_error(&r, refused);
+    }
+    assert!(!marker.exists(), "a refused command ran");
     let cut =
         "Command did not complete within its 1s timeout and was moved to the background (ID: ";
     let cases = [
-        (json!(-5), fallback),
-        (json!(-0.5), fallback),
-        (json!(0), fallback),
-        (json!(0.0), fallback),
-        (json!("abc"), fallback),
-        (json!([1]), fallback),
-        (json!({"s": 1}), fallback),
-        (json!(null), fallback),
         (json!(1e300), cut),
         (json!(3600), cut),
         // A valid one in range is used as given.
@@ -149,7 +164,13 @@ fn description_of_the_wrong_type_is_an_error_that_starts_nothing() {
     let scratch = Scratch::new("description");
     let marker = scratch.path("marker");
     let tools = tools();
-    for description in [json!(5), json!(["a"]), json!({"a": 1}), json!(false)] {
+    for description in [
+        json!(5),
+        json!(["a"]),
+        json!({"a": 1}),
+        json!(false),
+        json!(null),
+    ] {
         let r = bash(
             &tools,
             json!({"command": touch(&marker), "description": description}),
@@ -160,17 +181,50 @@ fn description_of_the_wrong_type_is_an_error_that_starts_nothing() {
         );
     }
     assert!(!marker.exists(), "a refused command ran");
-    // null counts as absent.
-    let r = bash(&tools, json!({"command": "echo ok", "description": null}));
+    let r = bash(
+        &tools,
+        json!({"command": "echo ok", "description": "says ok"}),
+    );
     assert_eq!((r.text.as_str(), r.is_error), ("ok", false));
 }
 
 #[test]
-fn run_in_background_yes_is_a_wrong_type_but_the_string_true_is_accepted() {
+fn an_argument_the_tool_does_not_take_is_an_error_that_starts_nothing() {
+    let scratch = Scratch::new("unknown");
+    let marker = scratch.path("marker");
+    let tools = tools();
+    let r = bash(&tools, json!({"command": touch(&marker), "bogus": 1}));
+    assert_error(
+        &r,
+        "Invalid input: bash has no parameter bogus (it takes command, timeout, description, \
+         run_in_background, working_directory, stdin)",
+    );
+    // `interactive` is a parameter only where the option is on.
+    let r = bash(
+        &tools,
+        json!({"command": touch(&marker), "interactive": false}),
+    );
+    assert!(
+        r.is_error && r.text.starts_with("Interactive commands are not enabled"),
+        "{r:?}"
+    );
+    assert!(!marker.exists(), "a refused command ran");
+    assert!(tools.background_pids().is_empty());
+}
+
+#[test]
+fn run_in_background_must_be_a_boolean() {
     let scratch = Scratch::new("background");
     let marker = scratch.path("marker");
     let tools = tools();
-    for value in [json!("yes"), json!(1), json!("1"), json!(["true"])] {
+    for value in [
+        json!("yes"),
+        json!(1),
+        json!("1"),
+        json!(["true"]),
+        json!("true"),
+        json!(null),
+    ] {
         let r = bash(
             &tools,
             json!({"command": touch(&marker), "run_in_background": value}),
@@ -185,7 +239,7 @@ fn run_in_background_yes_is_a_wrong_type_but_the_string_true_is_accepted() {
 
     let r = bash(
         &tools,
-        json!({"command": "sleep 1000", "run_in_background": "true"}),
+        json!({"command": "sleep 1000", "run_in_background": true}),
     );
     assert!(!r.is_error, "{r:?}");
     assert!(
@@ -330,7 +384,11 @@ fn bash_output_with_missing_or_mistyped_or_unknown_id_is_an_error() {
         ),
         (
             json!({"bash_id": null}),
-            "Invalid input: the bash_id parameter is required",
+            "Invalid input: the bash_id parameter must be a string",
+        ),
+        (
+            json!({"bash_id": "bash_1", "id": "bash_1"}),
+            "Invalid input: bash_output has no parameter id (it takes bash_id, filter, block, timeout)",
         ),
         (
             json!({"bash_id": 1}),
@@ -406,7 +464,7 @@ fn kill_shell_with_missing_mistyped_or_unknown_id_is_an_error() {
         ),
         (
             json!({"shell_id": null}),
-            "Invalid input: the shell_id parameter is required",
+            "Invalid input: the shell_id parameter must be a string",
         ),
         (
             json!({"shell_id": 1}),
@@ -414,7 +472,7 @@ fn kill_shell_with_missing_mistyped_or_unknown_id_is_an_error() {
         ),
         (
             json!({"bash_id": "bash_1"}),
-            "Invalid input: the shell_id parameter is required",
+            "Invalid input: kill_shell has no parameter bash_id (it takes shell_id)",
         ),
         (
             json!({"shell_id": "bash_77"}),

@@ -292,8 +292,17 @@ fn arguments_of_the_wrong_type_are_tool_errors() {
     let mut s = Server::initialized(&[]);
     let cases = [
         ("bash", json!({"command": 5}), "No command given"),
-        ("bash", json!("echo hi"), "must be a JSON object"),
         ("bash", json!({}), "No command given"),
+        (
+            "bash",
+            json!({"command": "true", "bogus": 1}),
+            "bash has no parameter bogus",
+        ),
+        (
+            "bash",
+            json!({"command": "true", "timeout": -5}),
+            "the timeout parameter must be a number greater than 0",
+        ),
         (
             "bash_output",
             json!({"bash_id": 7}),
@@ -307,7 +316,7 @@ fn arguments_of_the_wrong_type_are_tool_errors() {
         (
             "kill_shell",
             json!({"shell_id": null}),
-            "shell_id parameter is required",
+            "shell_id parameter must be a string",
         ),
         (
             "monitor",
@@ -320,6 +329,12 @@ fn arguments_of_the_wrong_type_are_tool_errors() {
         assert!(err, "{tool} {args}: {text}");
         assert!(text.contains(expected), "{tool} {args}: {text}");
     }
+    // Arguments that are no object are the request's fault (§9).
+    for args in [json!("echo hi"), json!(["ls"]), json!(null), json!(5)] {
+        let r = s.call("tools/call", json!({"name": "bash", "arguments": args}));
+        assert_eq!(r["error"]["code"], -32602, "{args}: {r}");
+    }
+    s.still_serving();
 }
 
 // ----------------------------------------------------------- notifications

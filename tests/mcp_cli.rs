@@ -144,38 +144,83 @@ fn version_prints_the_crate_version() {
 }
 
 #[test]
-fn bad_command_lines_print_usage_and_exit_2() {
-    let cases: [&[&str]; 18] = [
-        &["--frobnicate"],
-        &["serve"],
-        &["--default-timeout"],
-        &["--default-timeout", "soon"],
-        &["--kill-grace", "-1"],
-        &["--output-limit", "many"],
-        &["--env", "NOEQUALS"],
-        &["--unattended=yes"],
-        &["--working-directory", "/no/such/dir/anywhere"],
-        &["--deliver", "nowhere"],
-        &["--deliver"],
-        &["--progress-interval-ms", "-5"],
-        &["--progress-interval-ms", "often"],
-        &["--max-line-bytes", "-1"],
-        &["--max-line-bytes", "big"],
-        &["--terminal-size", "80"],
-        &["--terminal-size", "0x24"],
-        &["--interactive", "--allow", "python3"],
+fn bad_command_lines_exit_2_with_one_line_naming_the_flag_as_written() {
+    // (arguments, what the line must name)
+    let cases: &[(&[&str], &str)] = &[
+        (&["--frobnicate"], "--frobnicate"),
+        (&["serve"], "serve"),
+        (&["-x"], "-x"),
+        (&["--default-timeout"], "--default-timeout needs a value"),
+        (
+            &["--max-timeout", "--interactive"],
+            "--max-timeout needs a value",
+        ),
+        (&["--default-timeout", "soon"], "--default-timeout"),
+        (&["--default-timeout=0"], "--default-timeout"),
+        (&["--max-timeout", "0"], "--max-timeout"),
+        (
+            &["--default-timeout", "900"],
+            "--default-timeout 900 is above --max-timeout 600",
+        ),
+        (
+            &["--max-timeout", "10", "--default-timeout", "30"],
+            "--default-timeout 30 is above --max-timeout 10",
+        ),
+        (
+            &["--block-timeout", "20", "--max-timeout", "10"],
+            "--block-timeout 20 is above --max-timeout 10",
+        ),
+        (
+            &["--monitor-min-timeout", "9", "--monitor-max-timeout", "5"],
+            "--monitor-min-timeout 9 is above --monitor-max-timeout 5",
+        ),
+        (&["--kill-grace", "-1"], "--kill-grace"),
+        (&["--output-limit", "many"], "--output-limit"),
+        (&["--output-limit", "0"], "--output-limit"),
+        (&["--max-output-bytes", "0"], "--max-output-bytes"),
+        (&["--burst-limit", "0"], "--burst-limit"),
+        (&["--env", "NOEQUALS"], "--env"),
+        (&["--unattended=yes"], "--unattended"),
+        (
+            &["--working-directory", "/no/such/dir/anywhere"],
+            "--working-directory",
+        ),
+        (&["--deliver", "nowhere"], "--deliver"),
+        (&["--deliver"], "--deliver"),
+        (&["--progress-interval-ms", "-5"], "--progress-interval-ms"),
+        (&["--progress-interval-ms", "0"], "--progress-interval-ms"),
+        (&["--max-line-bytes", "-1"], "--max-line-bytes"),
+        (&["--max-line-bytes", "big"], "--max-line-bytes"),
+        (&["--terminal-size", "80"], "--terminal-size"),
+        (&["--terminal-size", "0x24"], "--terminal-size"),
+        (
+            &["--interactive", "--allow", "python3"],
+            "--interactive beside --allow needs --interactive-ungated",
+        ),
     ];
-    for args in cases {
+    for (args, names) in cases {
         let out = run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = text(&out.stderr);
         assert!(err.starts_with("bashtools-mcp: "), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.contains(names), "{args:?}: {err} does not name {names}");
         assert!(out.stdout.is_empty(), "{args:?}: stdout must stay clean");
-        // Refused by the builder, not the parser: no usage line.
-        if args[0] != "--working-directory" && args[0] != "--interactive" {
-            assert!(err.contains("usage: bashtools-mcp"), "{args:?}: {err}");
-        }
     }
+}
+
+#[test]
+fn short_help_and_version_flags_print_and_exit_0() {
+    let long = run(&["--help"]);
+    let short = run(&["-h"]);
+    assert!(short.status.success() && long.status.success());
+    assert_eq!(short.stdout, long.stdout);
+    let v = run(&["-V"]);
+    assert!(v.status.success());
+    assert_eq!(
+        text(&v.stdout),
+        format!("bashtools-mcp {}\n", env!("CARGO_PKG_VERSION"))
+    );
 }
 
 fn bash(s: &mut Server, command: &str) -> (String, bool) {
@@ -379,7 +424,7 @@ fn interactive_beside_allow_needs_interactive_ungated() {
     let out = run(&["--interactive", "--allow", "cat"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("interactive_ungated"),
+        text(&out.stderr).contains("--interactive-ungated"),
         "{}",
         text(&out.stderr)
     );

@@ -81,7 +81,13 @@ fn without_stdin_it_is_dev_null() {
 #[test]
 fn a_stdin_of_the_wrong_type_is_an_error_that_names_it() {
     let t = common::tools();
-    for bad in [json!(5), json!(["a"]), json!({"a": 1}), json!(true)] {
+    for bad in [
+        json!(5),
+        json!(["a"]),
+        json!({"a": 1}),
+        json!(true),
+        json!(null),
+    ] {
         let r = common::bash(&t, json!({"command": "cat", "stdin": bad}));
         assert!(r.is_error);
         assert_eq!(
@@ -89,7 +95,7 @@ fn a_stdin_of_the_wrong_type_is_an_error_that_names_it() {
             "Invalid input: the stdin parameter must be a string"
         );
     }
-    let r = common::bash(&t, json!({"command": "cat", "stdin": null}));
+    let r = common::bash(&t, json!({"command": "cat"}));
     assert_eq!(
         (r.text.as_str(), r.is_error),
         ("(Bash completed with no output)", false)

@@ -138,9 +138,13 @@ impl Core {
         Ok(())
     }
 
-    /// Checks a command line before anything else is looked at.
+    /// Checks a command line before anything else is looked at. Blank
+    /// means made only of spaces, tabs, newlines, carriage returns, form
+    /// feeds and vertical tabs: what the tools' schema says (`pattern`), in
+    /// every regular-expression dialect alike.
     pub(crate) fn check_command(command: &str) -> Result<(), CallError> {
-        if command.trim().is_empty() {
+        let blank = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c' | '\x0b');
+        if command.chars().all(blank) {
             return Err(CallError::NoCommand);
         }
         if command.contains('\0') {

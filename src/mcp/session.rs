@@ -263,6 +263,19 @@ impl<'a> Session<'a> {
                 return self.out.send(&jsonrpc::error(&id, &e));
             }
         };
+        // Arguments that are no object are the request's fault (§9): the
+        // tool never sees them. Absent ones are an empty object.
+        let arguments = match params.get("arguments") {
+            None => json!({}),
+            Some(args @ Value::Object(_)) => args.clone(),
+            Some(_) => {
+                let e = RpcError::new(
+                    INVALID_PARAMS,
+                    "Invalid params: arguments must be an object",
+                );
+                return self.out.send(&jsonrpc::error(&id, &e));
+            }
+        };
         let key = jsonrpc::id_key(&id);
         if let Err(refused) = self.calls.begin(&key) {
             let e = match refused {
@@ -289,12 +302,7 @@ impl<'a> Session<'a> {
         let call = ToolCall {
             id: id.clone(),
             tool,
-            // Arguments of the wrong type are the tool's to answer: it
-            // names what is wrong, as a result the model can read.
-            arguments: params
-                .get("arguments")
-                .cloned()
-                .unwrap_or_else(|| json!({})),
+            arguments,
             caller: Caller::default().recipient(if heard { HEARD } else { UNHEARD }),
             era,
             progress,

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::params::{self, Param};
 use super::{answers, input, ToolResult};
 use crate::api::core::Core;
 use crate::api::foreground;
@@ -17,14 +18,18 @@ use crate::texts;
 
 /// The command of a `bash` call's arguments, checked.
 fn parse(core: &Core, input: &Value) -> Result<Command, String> {
-    let args = input::object(input)?;
-    let command = match args.get("command") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.as_str(),
-        _ => return Err(texts::NO_COMMAND.to_string()),
+    let params: &[&[Param]] = if core.config.interactive {
+        &[params::BASH, params::BASH_INTERACTIVE]
+    } else {
+        // Not a parameter here; the refusal says why.
+        if input.get("interactive").is_some() {
+            return Err(texts::INTERACTIVE_OFF.to_string());
+        }
+        &[params::BASH]
     };
-    if command.contains('\0') {
-        return Err(CallError::NulInCommand.to_string());
-    }
+    let args = params::check("bash", params, input)?;
+    // Checked: a string with something to run and no NUL.
+    let command = args["command"].as_str().unwrap_or_default();
     let mut cmd = Command::new(command).timeout(input::timeout_secs(
         args,
         "timeout",

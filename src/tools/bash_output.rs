@@ -7,6 +7,7 @@ use std::time::Duration;
 use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
+use super::params;
 use super::{answers, input, ToolResult};
 use crate::api::core::Core;
 use crate::api::reads::{Target, Waiter};
@@ -23,7 +24,7 @@ struct Request {
 }
 
 fn parse(core: &Core, input: &Value) -> Result<Request, String> {
-    let args = input::object(input)?;
+    let args = params::check("bash_output", &[params::BASH_OUTPUT], input)?;
     let id = input::required_str(args, "bash_id")?.to_string();
     let filter = match input::optional_str(args, "filter")? {
         Some(f) => Some(

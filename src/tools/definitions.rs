@@ -5,7 +5,9 @@
 //! The descriptions state units, defaults and limits with this value's own
 //! configuration, so what the model reads is what the tools do.
 
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use super::params;
 
 use crate::config::{defaults, Config};
 use crate::texts::seconds;
@@ -25,13 +27,25 @@ pub struct ToolDefinition {
 pub(crate) fn bash(c: &Config, tasks: bool) -> ToolDefinition {
     let mut def = bash_plain(c, tasks);
     if c.interactive {
-        let props = &mut def.input_schema["properties"];
-        props["interactive"] = json!({"type": "boolean",
-            "description": "Start in the background at once on a terminal of its own (for prompts, REPLs, debuggers); answer it with write_stdin."});
-        props["yield_ms"] = json!({"type": "number", "exclusiveMinimum": 0,
-            "description": format!("With interactive: milliseconds to wait for its first output (default {}).", defaults::YIELD.as_millis())});
+        def.input_schema = params::schema(&[params::BASH, params::BASH_INTERACTIVE], |name| {
+            describe_bash(c, name)
+        });
     }
     def
+}
+
+/// What each argument of `bash` is, for the model.
+fn describe_bash(c: &Config, name: &str) -> String {
+    match name {
+        "command" => "The command line to run with bash -c.".into(),
+        "timeout" => format!("Seconds to wait in the foreground before moving the command to the background (default {}, at most {}).", seconds(c.default_timeout), seconds(c.max_timeout)),
+        "description" => "What the command does, in 5-10 words (shown in notifications).".into(),
+        "run_in_background" => "Start in the background at once and return its ID.".into(),
+        "working_directory" => "Directory to run in, for this command only; relative paths are taken from the default working directory.".into(),
+        "stdin" => "Text given to the command as its standard input (e.g. a script for `python3 -`).".into(),
+        "interactive" => "Start in the background at once on a terminal of its own (for prompts, REPLs, debuggers); answer it with write_stdin.".into(),
+        _ => format!("With interactive: milliseconds to wait for its first output (default {}).", defaults::YIELD.as_millis()),
+    }
 }
 
 fn bash_plain(c: &Config, tasks: bool) -> ToolDefinition {
@@ -63,20 +77,7 @@ fn bash_plain(c: &Config, tasks: bool) -> ToolDefinition {
                 crate::texts::sandbox_note(&s.allow_write, s.network)
             }),
         ),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The command line to run with bash -c."},
-                "timeout": {"type": "number", "exclusiveMinimum": 0,
-                    "description": format!("Seconds to wait in the foreground before moving the command to the background (default {}, at most {}).", seconds(c.default_timeout), seconds(c.max_timeout))},
-                "description": {"type": "string", "description": "What the command does, in 5-10 words (shown in notifications)."},
-                "run_in_background": {"type": "boolean", "description": "Start in the background at once and return its ID."},
-                "working_directory": {"type": "string", "description": "Directory to run in, for this command only; relative paths are taken from the default working directory."},
-                "stdin": {"type": "string", "description": "Text given to the command as its standard input (e.g. a script for `python3 -`)."}
-            },
-            "required": ["command"],
-            "additionalProperties": false
-        }),
+        input_schema: params::schema(&[params::BASH], |name| describe_bash(c, name)),
     }
 }
 
@@ -94,17 +95,11 @@ pub(crate) fn bash_output(c: &Config) -> ToolDefinition {
             block = seconds(c.block_timeout),
             max = seconds(c.max_timeout),
         ),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "bash_id": {"type": "string", "description": "The ID of the background shell or task (bash_N, monitor_N, ...)."},
-                "filter": {"type": "string", "description": "Regular expression; only matching lines are returned (case-insensitive)."},
-                "block": {"type": "boolean", "description": "Wait for the shell to end (or the timeout) before answering."},
-                "timeout": {"type": "number", "exclusiveMinimum": 0,
-                    "description": format!("Seconds to wait with block (default {}, at most {}).", seconds(c.block_timeout), seconds(c.max_timeout))}
-            },
-            "required": ["bash_id"],
-            "additionalProperties": false
+        input_schema: params::schema(&[params::BASH_OUTPUT], |name| match name {
+            "bash_id" => "The ID of the background shell or task (bash_N, monitor_N, ...).".into(),
+            "filter" => "Regular expression; only matching lines are returned (case-insensitive).".into(),
+            "block" => "Wait for the shell to end (or the timeout) before answering.".into(),
+            _ => format!("Seconds to wait with block (default {}, at most {}).", seconds(c.block_timeout), seconds(c.max_timeout)),
         }),
     }
 }
@@ -119,13 +114,8 @@ pub(crate) fn kill_shell(c: &Config) -> ToolDefinition {
              background task (a subagent) is asked to stop.",
             grace = seconds(c.kill_grace),
         ),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "shell_id": {"type": "string", "description": "The ID of the shell, monitor or task to stop."}
-            },
-            "required": ["shell_id"],
-            "additionalProperties": false
+        input_schema: params::schema(&[params::KILL_SHELL], |_| {
+            "The ID of the shell, monitor or task to stop.".into()
         }),
     }
 }
@@ -148,16 +138,10 @@ pub(crate) fn monitor(c: &Config) -> ToolDefinition {
             min = c.monitor_min_timeout.as_millis(),
             max = c.monitor_max_timeout.as_millis(),
         ),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "description": {"type": "string", "description": "What is being watched, in a few words (shown with each event)."},
-                "command": {"type": "string", "description": "The command whose stdout lines are the events; use line-buffered output (grep --line-buffered)."},
-                "timeout_ms": {"type": "number",
-                    "description": format!("Milliseconds to watch (default {}, between {} and {}).", c.monitor_timeout.as_millis(), c.monitor_min_timeout.as_millis(), c.monitor_max_timeout.as_millis())}
-            },
-            "required": ["description", "command"],
-            "additionalProperties": false
+        input_schema: params::schema(&[params::MONITOR], |name| match name {
+            "description" => "What is being watched, in a few words (shown with each event).".into(),
+            "command" => "The command whose stdout lines are the events; use line-buffered output (grep --line-buffered).".into(),
+            _ => format!("Milliseconds to watch (default {}, between {} and {}).", c.monitor_timeout.as_millis(), c.monitor_min_timeout.as_millis(), c.monitor_max_timeout.as_millis()),
         }),
     }
 }
@@ -176,16 +160,10 @@ pub(crate) fn write_stdin(c: &Config) -> ToolDefinition {
             max = c.max_timeout.as_millis(),
             quiet = defaults::QUIET.as_millis(),
         ),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "shell_id": {"type": "string", "description": "The ID of the interactive shell (bash_N)."},
-                "input": {"type": "string", "description": "What to type; \\n is Enter, \\u0003 Ctrl-C, \\u0004 Ctrl-D."},
-                "yield_ms": {"type": "number", "exclusiveMinimum": 0,
-                    "description": format!("Milliseconds to wait for output (default {}).", defaults::YIELD.as_millis())}
-            },
-            "required": ["shell_id", "input"],
-            "additionalProperties": false
+        input_schema: params::schema(&[params::WRITE_STDIN], |name| match name {
+            "shell_id" => "The ID of the interactive shell (bash_N).".into(),
+            "input" => "What to type; \\n is Enter, \\u0003 Ctrl-C, \\u0004 Ctrl-D.".into(),
+            _ => format!("Milliseconds to wait for output (default {}).", defaults::YIELD.as_millis()),
         }),
     }
 }

@@ -1,18 +1,12 @@
-//! Reading tool arguments out of JSON (contract §4): every missing or
-//! mistyped argument becomes an error text that names it, never a panic.
+//! Reading tool arguments out of JSON (contract §4) once `params::check`
+//! has checked them against the tool's schema; each reader still names the
+//! argument rather than panic, should a value get past the check.
 
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 use crate::texts;
-
-/// The arguments object, or the error text for anything else.
-pub(crate) fn object(input: &Value) -> Result<&Map<String, Value>, String> {
-    input
-        .as_object()
-        .ok_or_else(|| texts::NOT_AN_OBJECT.to_string())
-}
 
 /// A required string.
 pub(crate) fn required_str<'a>(
@@ -38,33 +32,27 @@ pub(crate) fn optional_str<'a>(
     }
 }
 
-/// An optional boolean. The strings `"true"` and `"false"` are taken too:
-/// models write them often enough, and their meaning is not in doubt.
+/// An optional boolean.
 pub(crate) fn optional_bool(args: &Map<String, Value>, name: &str) -> Result<bool, String> {
     match args.get(name) {
         None | Some(Value::Null) => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),
-        Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(true),
-        Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => Ok(false),
         Some(_) => Err(texts::wrong_type(name, "a boolean")),
     }
 }
 
 pub(crate) use crate::api::timeout_secs;
 
-/// A time in milliseconds (`yield_ms`): absent, zero, negative or
-/// non-numeric falls back to `default`; a larger one than `max` is cut down.
+/// A time in milliseconds (`yield_ms`): absent falls back to `default` (as
+/// would zero, negative or non-numeric, which the check refuses first); a
+/// larger one than `max` is cut down.
 pub(crate) fn millis(
     args: &Map<String, Value>,
     name: &str,
     default: Duration,
     max: Duration,
 ) -> Duration {
-    let ms = match args.get(name) {
-        Some(Value::Number(n)) => n.as_f64(),
-        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
-        _ => None,
-    };
+    let ms = args.get(name).and_then(Value::as_f64);
     let chosen = match ms {
         Some(ms) if ms.is_finite() && ms > 0.0 => {
             Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(max)
@@ -102,7 +90,7 @@ mod tests {
         };
         assert_eq!(ms(json!(250)), Duration::from_millis(250));
         assert_eq!(ms(json!(0)), Duration::from_secs(1));
-        assert_eq!(ms(json!("x")), Duration::from_secs(1));
+        assert_eq!(ms(json!(null)), Duration::from_secs(1));
         assert_eq!(ms(json!(1e12)), Duration::from_secs(600));
     }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::params;
 use super::{answers, input, ToolResult};
 use crate::api::core::Core;
 use crate::texts;
@@ -14,7 +15,7 @@ pub(crate) fn kill_shell(core: &Arc<Core>, input: &Value) -> ToolResult {
 }
 
 fn run(core: &Arc<Core>, input: &Value) -> Result<ToolResult, String> {
-    let args = input::object(input)?;
+    let args = params::check("kill_shell", &[params::KILL_SHELL], input)?;
     let id = input::required_str(args, "shell_id")?;
     core.check_open().map_err(|e| e.to_string())?;
     if core.key_of(id).is_none() {

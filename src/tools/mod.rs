@@ -12,6 +12,7 @@ pub(crate) mod input;
 pub(crate) mod kill_shell;
 mod methods;
 pub(crate) mod monitor;
+pub(crate) mod params;
 pub(crate) mod write_stdin;
 
 use std::path::PathBuf;

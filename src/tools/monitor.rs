@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::params;
 use super::{input, ToolResult};
 use crate::api::core::Core;
 use crate::api::types::CallError;
@@ -50,18 +51,13 @@ fn timeout(core: &Core, args: &serde_json::Map<String, Value>) -> Result<Duratio
 }
 
 fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, String> {
-    let args = input::object(input)?;
     if core.tasks.is_none() {
         return Err(CallError::MonitorNeedsTasks.to_string());
     }
+    let args = params::check("monitor", &[params::MONITOR], input)?;
     let description = input::required_str(args, "description")?;
-    if description.trim().is_empty() {
-        return Err(texts::missing("description"));
-    }
-    let command = match args.get("command") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.as_str(),
-        _ => return Err(CallError::NoCommand.to_string()),
-    };
+    // Checked: a string with something to run and no NUL.
+    let command = args["command"].as_str().unwrap_or_default();
     Core::check_command(command).map_err(|e| e.to_string())?;
     let timeout = timeout(core, args)?;
     core.check_open().map_err(|e| e.to_string())?;

@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::params;
 use super::{answers, input, ToolResult};
 use crate::api::core::Core;
 use crate::config::defaults;
 use crate::texts;
 
 pub(crate) fn write_stdin(core: &Arc<Core>, input: &Value) -> ToolResult {
-    let parsed = input::object(input).and_then(|args| {
+    let parsed = params::check("write_stdin", &[params::WRITE_STDIN], input).and_then(|args| {
         let id = input::required_str(args, "shell_id")?;
         let text = input::required_str(args, "input")?;
         let yield_time = input::millis(args, "yield_ms", defaults::YIELD, core.config.max_timeout);

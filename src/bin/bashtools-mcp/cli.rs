@@ -8,6 +8,8 @@ use bashtools::defaults as d;
 use bashtools::mcp::{Deliver, Options};
 use bashtools::{BashTools, Builder, MonitorOptions, Sandbox, Tasks};
 
+use crate::checks::{Timeouts, Written};
+
 /// What the command line asks for.
 pub enum Action {
     /// Serve with these tools and these options.
@@ -16,7 +18,7 @@ pub enum Action {
     Print(String),
 }
 
-/// A bad command line: the message, printed with the usage line; exit 2.
+/// A bad command line: one line naming the flag as it was written; exit 2.
 pub struct Usage(pub String);
 
 /// Every flag: name, value placeholder (empty for a switch), and help;
@@ -55,9 +57,12 @@ const FLAGS: &[(&str, &str, &str)] = &[
     ("--interactive", "", "offer interactive: true on bash (a pseudo-terminal of its own) and the write_stdin tool (default: off)"),
     ("--interactive-ungated", "", "accept --interactive beside --allow: what is typed into a running program is not checked (default: refused)"),
     ("--terminal-size", "COLSxROWS", "the terminal of an interactive command"),
-    ("--help", "", "print this help"),
-    ("--version", "", "print the version"),
+    ("--help", "", "print this help (also -h)"),
+    ("--version", "", "print the version (also -V)"),
 ];
+
+/// The short spellings, and the flag each stands for.
+const SHORT: &[(&str, &str)] = &[("-h", "--help"), ("-V", "--version")];
 
 /// The usage line shown with every error.
 pub const USAGE: &str =
@@ -87,7 +92,7 @@ fn help() -> String {
 }
 
 /// Seconds as the flags take them: `120`, `0.5`.
-fn secs_text(d: Duration) -> String {
+pub(crate) fn secs_text(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s.fract() == 0.0 {
         format!("{}", d.as_secs())
@@ -134,6 +139,7 @@ fn default_of(flag: &str, o: &Options) -> Option<String> {
     })
 }
 
+/// A number of seconds, zero allowed (`--kill-grace 0`: no grace).
 fn secs(flag: &str, v: &str) -> Result<Duration, Usage> {
     v.parse::<f64>()
         .ok()
@@ -142,13 +148,38 @@ fn secs(flag: &str, v: &str) -> Result<Duration, Usage> {
         .ok_or_else(|| Usage(format!("{flag} wants a number of seconds, not {v:?}")))
 }
 
+/// A number of seconds above zero (a timeout of 0 would end every call
+/// at once).
+fn positive_secs(flag: &str, v: &str) -> Result<Duration, Usage> {
+    let d = secs(flag, v)?;
+    if d.is_zero() {
+        return Err(Usage(format!(
+            "{flag} wants a number of seconds above 0, not {v:?}"
+        )));
+    }
+    Ok(d)
+}
+
 fn number<T: std::str::FromStr>(flag: &str, v: &str, what: &str) -> Result<T, Usage> {
     v.parse::<T>()
         .map_err(|_| Usage(format!("{flag} wants {what}, not {v:?}")))
 }
 
+/// A count above zero (a limit of 0 would leave nothing).
+fn positive<T: std::str::FromStr + Default + PartialEq>(
+    flag: &str,
+    v: &str,
+    what: &str,
+) -> Result<T, Usage> {
+    let n: T = number(flag, v, what)?;
+    if n == T::default() {
+        return Err(Usage(format!("{flag} wants {what} above 0, not {v:?}")));
+    }
+    Ok(n)
+}
+
 /// Reads the arguments (without the program name).
-pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> {
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Written), Usage> {
     let mut b = BashTools::builder()
         .tasks(Tasks::new())
         .persist_working_directory(d::SERVER_PERSIST_WORKING_DIRECTORY);
@@ -156,80 +187,115 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> 
     let mut options = Options::default();
     let mut allowed: Option<Vec<String>> = None;
     let mut sandbox: Option<Sandbox> = None;
-    let mut args = args.into_iter();
+    let mut timeouts = Timeouts::default();
+    let mut written = Written::default();
+    let mut args = args.into_iter().peekable();
     while let Some(arg) = args.next() {
         let arg = arg
             .into_string()
             .map_err(|a| Usage(format!("not a UTF-8 argument: {a:?}")))?;
-        let (name, inline) = match arg.split_once('=') {
+        let (as_written, inline) = match arg.split_once('=') {
             Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
             _ => (arg.clone(), None),
         };
+        let name = SHORT
+            .iter()
+            .find(|(short, _)| *short == as_written)
+            .map_or(as_written.clone(), |(_, long)| long.to_string());
         let Some(&(_, placeholder, _)) = FLAGS.iter().find(|(n, ..)| *n == name) else {
-            return Err(Usage(format!("unknown argument {arg:?}")));
+            return Err(Usage(format!("unknown flag {as_written}")));
         };
         let value = if placeholder.is_empty() {
             if inline.is_some() {
-                return Err(Usage(format!("{name} takes no value")));
+                return Err(Usage(format!("{as_written} takes no value")));
             }
             String::new()
         } else {
+            let is_flag = |v: &OsString| {
+                v.to_str().is_some_and(|v| {
+                    let v = v.split_once('=').map_or(v, |(n, _)| n);
+                    FLAGS.iter().any(|(n, ..)| *n == v) || SHORT.iter().any(|(s, _)| *s == v)
+                })
+            };
             match inline {
                 Some(v) => v,
+                // A flag where the value should be: the value is missing.
+                None if args.peek().map_or(true, is_flag) => {
+                    return Err(Usage(format!("{as_written} needs a value ({placeholder})")))
+                }
                 None => args
                     .next()
                     .and_then(|v| v.into_string().ok())
-                    .ok_or_else(|| Usage(format!("{name} needs a value ({placeholder})")))?,
+                    .ok_or_else(|| {
+                        Usage(format!("{as_written} wants a UTF-8 value ({placeholder})"))
+                    })?,
             }
         };
+        written.0.push((name.clone(), as_written.clone()));
         let v = value.as_str();
+        // Errors name the flag as written.
+        let name_as_written = as_written.as_str();
+        let given = |slot: &mut Option<(String, Duration)>| -> Result<Duration, Usage> {
+            let d = positive_secs(name_as_written, v)?;
+            *slot = Some((name_as_written.to_string(), d));
+            Ok(d)
+        };
         b = match name.as_str() {
-            "--help" => return Ok(Action::Print(help())),
+            "--help" => return Ok((Action::Print(help()), written)),
             "--version" => {
-                return Ok(Action::Print(format!(
-                    "bashtools-mcp {}\n",
-                    env!("CARGO_PKG_VERSION")
-                )))
+                let version = format!("bashtools-mcp {}\n", env!("CARGO_PKG_VERSION"));
+                return Ok((Action::Print(version), written));
             }
             "--working-directory" => b.working_directory(v),
             "--allow" => {
                 allowed.get_or_insert_with(Vec::new).push(v.to_string());
                 b
             }
-            "--default-timeout" => b.default_timeout(secs(&name, v)?),
-            "--max-timeout" => b.max_timeout(secs(&name, v)?),
-            "--output-limit" => b.output_limit(number(&name, v, "a number of characters")?),
-            "--kill-grace" => b.kill_grace(secs(&name, v)?),
-            "--block-timeout" => b.block_timeout(secs(&name, v)?),
-            "--monitor-timeout" => b.monitor_timeout(secs(&name, v)?),
-            "--monitor-max-timeout" => b.monitor_max_timeout(secs(&name, v)?),
-            "--monitor-min-timeout" => b.monitor_min_timeout(secs(&name, v)?),
-            "--monitor-unattended-max-timeout" => b.monitor_unattended_max_timeout(secs(&name, v)?),
+            "--default-timeout" => b.default_timeout(given(&mut timeouts.default)?),
+            "--max-timeout" => b.max_timeout(given(&mut timeouts.max)?),
+            "--output-limit" => {
+                b.output_limit(positive(name_as_written, v, "a number of characters")?)
+            }
+            "--kill-grace" => b.kill_grace(secs(name_as_written, v)?),
+            "--block-timeout" => b.block_timeout(given(&mut timeouts.block)?),
+            "--monitor-timeout" => b.monitor_timeout(given(&mut timeouts.monitor)?),
+            "--monitor-max-timeout" => b.monitor_max_timeout(given(&mut timeouts.monitor_max)?),
+            "--monitor-min-timeout" => {
+                let d = secs(name_as_written, v)?;
+                timeouts.monitor_min = Some((as_written.clone(), d));
+                b.monitor_min_timeout(d)
+            }
+            "--monitor-unattended-max-timeout" => {
+                b.monitor_unattended_max_timeout(positive_secs(name_as_written, v)?)
+            }
             "--unattended" => b.unattended(|| true),
-            "--max-output-bytes" => b.max_output_bytes(number(&name, v, "a number of bytes")?),
+            "--max-output-bytes" => {
+                b.max_output_bytes(positive(name_as_written, v, "a number of bytes")?)
+            }
             "--no-noninteractive-env" => b.noninteractive_env(false),
             "--no-persist-cwd" => b.persist_working_directory(false),
             "--env" => match v.split_once('=') {
                 Some((key, value)) if !key.is_empty() => b.env(key, value),
-                _ => return Err(Usage(format!("--env wants KEY=VALUE, not {v:?}"))),
+                _ => return Err(Usage(format!("{as_written} wants KEY=VALUE, not {v:?}"))),
             },
             "--env-remove" if !v.is_empty() => b.env_remove(v),
-            "--env-remove" => return Err(Usage("--env-remove wants a variable name".into())),
+            "--env-remove" => return Err(Usage(format!("{as_written} wants a variable name"))),
             "--batch-window-ms" => {
-                let ms: u64 = number(&name, v, "a number of milliseconds")?;
+                let ms: u64 = number(name_as_written, v, "a number of milliseconds")?;
                 monitor = monitor.batch_window(Duration::from_millis(ms));
                 b
             }
             "--burst-limit" => {
-                monitor = monitor.burst_limit(number(&name, v, "a number of lines")?);
+                monitor = monitor.burst_limit(positive(name_as_written, v, "a number of lines")?);
                 b
             }
             "--line-limit" => {
-                monitor = monitor.line_limit(number(&name, v, "a number of characters")?);
+                monitor =
+                    monitor.line_limit(positive(name_as_written, v, "a number of characters")?);
                 b
             }
             "--flood-timeout" => {
-                monitor = monitor.flood_timeout(secs(&name, v)?);
+                monitor = monitor.flood_timeout(positive_secs(name_as_written, v)?);
                 b
             }
             "--output-root" => b.output_root(v),
@@ -241,24 +307,25 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> 
                     .and_then(|(c, r)| Some((c.parse::<u16>().ok()?, r.parse::<u16>().ok()?)))
                     .filter(|&(c, r)| c > 0 && r > 0);
                 let Some((cols, rows)) = size else {
-                    return Err(Usage(format!("--terminal-size wants COLSxROWS, not {v:?}")));
+                    return Err(Usage(format!("{as_written} wants COLSxROWS, not {v:?}")));
                 };
                 b.terminal_size(cols, rows)
             }
             "--deliver" => {
                 let d: Deliver = v.parse().map_err(|_| {
-                    Usage(format!("--deliver wants result, log or both, not {v:?}"))
+                    Usage(format!("{as_written} wants result, log or both, not {v:?}"))
                 })?;
                 options = options.deliver(d);
                 b
             }
             "--progress-interval-ms" => {
-                let ms: u64 = number(&name, v, "a number of milliseconds")?;
+                let ms: u64 = positive(name_as_written, v, "a number of milliseconds")?;
                 options = options.progress_interval(Duration::from_millis(ms));
                 b
             }
             "--max-line-bytes" => {
-                options = options.max_line_bytes(number(&name, v, "a number of bytes")?);
+                options =
+                    options.max_line_bytes(positive(name_as_written, v, "a number of bytes")?);
                 b
             }
             "--sandbox" => {
@@ -270,7 +337,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> 
                 b
             }
             "--sandbox-allow-write" => {
-                return Err(Usage("--sandbox-allow-write wants a directory".into()))
+                return Err(Usage(format!("{as_written} wants a directory")))
             }
             "--sandbox-allow-network" => {
                 sandbox = Some(sandbox.unwrap_or_default().allow_network(true));
@@ -283,11 +350,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Action, Usage> 
             _ => unreachable!("every flag of FLAGS is handled"),
         };
     }
+    timeouts.check()?;
     if let Some(words) = allowed {
         b = b.allowed_commands(words);
     }
     if let Some(sandbox) = sandbox {
         b = b.sandbox(sandbox);
     }
-    Ok(Action::Serve(Box::new(b.monitor_options(monitor)), options))
+    Ok((
+        Action::Serve(Box::new(b.monitor_options(monitor)), options),
+        written,
+    ))
 }

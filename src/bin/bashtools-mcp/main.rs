@@ -5,6 +5,7 @@
 //! way every shell and monitor it started is stopped first, so no process
 //! of ours outlives it.
 
+mod checks;
 mod cli;
 
 use std::process::ExitCode;
@@ -19,21 +20,22 @@ fn main() -> ExitCode {
     // command is dumpable again after its exec.
     // SAFETY: a prctl on this process, integers only.
     unsafe { nix::libc::prctl(nix::libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
-    let (builder, options) = match cli::parse(std::env::args_os().skip(1)) {
-        Ok(cli::Action::Serve(b, o)) => (b, o),
-        Ok(cli::Action::Print(text)) => {
+    let (builder, options, written) = match cli::parse(std::env::args_os().skip(1)) {
+        Ok((cli::Action::Serve(b, o), written)) => (b, o, written),
+        Ok((cli::Action::Print(text), _)) => {
             print!("{text}");
             return ExitCode::SUCCESS;
         }
+        // One line, naming the flag as it was written.
         Err(cli::Usage(message)) => {
-            eprintln!("bashtools-mcp: {message}\n{}", cli::USAGE);
+            eprintln!("bashtools-mcp: {message} (see --help)");
             return ExitCode::from(2);
         }
     };
     let tools = match builder.build() {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("bashtools-mcp: {e}");
+            eprintln!("bashtools-mcp: {}", checks::build_error(&e, &written));
             return ExitCode::from(2);
         }
     };
