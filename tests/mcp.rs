@@ -1032,3 +1032,71 @@ fn the_sandbox_flags_restrict_commands_and_the_start_says_what_holds_them() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&outside);
 }
+
+// ------------------------------------------------------ structured results
+
+/// Every tool has an `outputSchema` from 2025-06-18 on, and every result a
+/// `structuredContent` with the typed facts beside the unchanged text
+/// (what validates it against the schema is the interop suite's
+/// `jsonschema`; here each fact is checked against the text).
+#[test]
+fn results_carry_structured_content_from_2025_06_18_on() {
+    let mut s = Server::initialized(&[]);
+    let list = s.call("tools/list", json!({}));
+    for tool in list["result"]["tools"].as_array().unwrap() {
+        let schema = &tool["outputSchema"];
+        assert_eq!(schema["type"], "object", "{tool}");
+        assert_eq!(schema["required"], json!(["is_error"]), "{tool}");
+        assert!(tool["title"].is_string(), "{tool}");
+    }
+    let r = s.call(
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "echo hi; exit 3"}}),
+    );
+    let sc = &r["result"]["structuredContent"];
+    assert_eq!(r["result"]["content"][0]["text"], "Exit code 3\nhi");
+    assert_eq!(
+        *sc,
+        json!({"is_error": true, "exit_code": 3, "output": "hi", "truncated_chars": 0}),
+        "{r}"
+    );
+    let (text, _) = s.tool(
+        "bash",
+        json!({"command": "echo later", "run_in_background": true}),
+    );
+    let id = task_id(&text, "bash");
+    let r = s.call(
+        "tools/call",
+        json!({"name": "bash_output", "arguments": {"bash_id": id, "block": true}}),
+    );
+    let sc = &r["result"]["structuredContent"];
+    assert_eq!(sc["shell_id"], json!(id), "{r}");
+    assert_eq!(sc["status"], "completed", "{r}");
+    assert_eq!(sc["exit_code"], 0, "{r}");
+    assert_eq!(sc["output"], "later", "{r}");
+    assert!(
+        sc["output_file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with(".output")),
+        "{r}"
+    );
+    let r = s.call(
+        "tools/call",
+        json!({"name": "kill_shell", "arguments": {"shell_id": "bash_99"}}),
+    );
+    assert_eq!(
+        r["result"]["structuredContent"],
+        json!({"is_error": true}),
+        "{r}"
+    );
+    // An older protocol knows neither.
+    let mut old = Server::start(&[]);
+    old.initialize("2025-03-26");
+    let list = old.call("tools/list", json!({}));
+    assert!(list["result"]["tools"][0].get("outputSchema").is_none());
+    let r = old.call(
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "echo hi"}}),
+    );
+    assert!(r["result"].get("structuredContent").is_none(), "{r}");
+}

@@ -131,6 +131,8 @@ pub(crate) struct ToolCall {
     pub arguments: Value,
     pub caller: Caller,
     pub era: Era,
+    /// Whether the result carries `structuredContent`.
+    pub structured: bool,
     /// `_meta.progressToken`, as the client gave it.
     pub progress: Option<Value>,
 }
@@ -194,7 +196,10 @@ pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
         };
     if cx.calls.answers(&key) {
         let mut respond = |carried: Vec<Notification>| {
-            jsonrpc::result(&call.id, call_result(&result, &carried, call.era))
+            jsonrpc::result(
+                &call.id,
+                call_result(&result, &carried, call.era, call.structured),
+            )
         };
         cx.inbox.finish(seq, announced, Some(&mut respond));
     } else {
@@ -341,14 +346,17 @@ fn bash_output(cx: &Shared, seq: Seq, call: &ToolCall, total: Duration) -> ToolR
 /// The MCP form of a tool result: tool failures are results with
 /// `isError: true`, so the model reads them. Each notification not yet
 /// delivered follows as one more text item, in order.
-fn call_result(r: &ToolResult, carried: &[Notification], era: Era) -> Value {
+fn call_result(r: &ToolResult, carried: &[Notification], era: Era, structured: bool) -> Value {
     let mut content = vec![json!({"type": "text", "text": r.text})];
     content.extend(
         carried
             .iter()
             .map(|n| json!({"type": "text", "text": n.text})),
     );
-    let result = json!({"content": content, "isError": r.is_error});
+    let mut result = json!({"content": content, "isError": r.is_error});
+    if structured {
+        result["structuredContent"] = super::tools::structured(r);
+    }
     match era {
         Era::Classic => result,
         Era::Stateless { .. } => protocol::stateless(result),

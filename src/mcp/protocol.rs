@@ -101,6 +101,18 @@ pub(crate) enum Era {
     Stateless { log: Option<Level> },
 }
 
+/// Whether results carry `structuredContent` and tools an `outputSchema`:
+/// from protocol version 2025-06-18 on, which introduced them (every
+/// stateless request speaks 2026-07-28). `classic`: the version the
+/// handshake agreed on.
+pub(crate) fn structured(era: Era, classic: Option<&str>) -> bool {
+    match era {
+        Era::Stateless { .. } => true,
+        // Versions are dates: they sort as strings.
+        Era::Classic => classic.is_some_and(|v| v >= "2025-06-18"),
+    }
+}
+
 /// The era of a request, from its `params._meta`.
 ///
 /// # Errors

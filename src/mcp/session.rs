@@ -203,7 +203,8 @@ impl<'a> Session<'a> {
             "server/discover" => Ok(protocol::discover_result(&self.instructions)),
             "tools/list" => {
                 self.ready(era)?;
-                let list = json!({"tools": tools::list(&self.server.backend, self.shared.inbox.promises())});
+                let structured = protocol::structured(era, self.classic);
+                let list = json!({"tools": tools::list(&self.server.backend, self.shared.inbox.promises(), structured)});
                 Ok(match era {
                     Era::Classic => list,
                     Era::Stateless { .. } => protocol::cacheable(list),
@@ -305,6 +306,7 @@ impl<'a> Session<'a> {
             arguments,
             caller: Caller::default().recipient(if heard { HEARD } else { UNHEARD }),
             era,
+            structured: protocol::structured(era, self.classic),
             progress,
         };
         let Err(call) = calls::spawn(&self.shared, call) else {

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::backend::Backend;
-use crate::ToolDefinition;
+use crate::{ToolDefinition, ToolResult};
 
 /// Where notifications reach the model over MCP when results carry them.
 const IN_RESULTS: &str = " Notifications appear in a later tool result, as a <task-notification> \
@@ -63,7 +63,52 @@ fn annotations(name: &str) -> Value {
     }
 }
 
-fn entry(def: ToolDefinition, notifies: bool, in_results: bool) -> Value {
+/// The `outputSchema` of every tool: what [`structured`] gives. Each field
+/// is there when the result is about it.
+pub(crate) fn output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "is_error": {"type": "boolean", "description": "Whether the result is an error (as isError)."},
+            "shell_id": {"type": "string", "description": "The shell, monitor or task the result is about (bash_N)."},
+            "status": {"type": "string", "enum": ["running", "completed", "failed", "killed"],
+                "description": "Its status."},
+            "exit_code": {"type": "integer", "description": "The exit code of a command that ended (128+N after signal N; -1 when unknown)."},
+            "output": {"type": "string", "description": "The output the result shows, after truncation."},
+            "truncated_chars": {"type": "integer", "minimum": 0, "description": "How many characters of that output were left out."},
+            "output_file": {"type": "string", "description": "The file holding the shell's whole output."}
+        },
+        "required": ["is_error"],
+        "additionalProperties": false
+    })
+}
+
+/// The `structuredContent` of a result: its typed facts, beside the text
+/// content, which is unchanged.
+pub(crate) fn structured(r: &ToolResult) -> Value {
+    let mut s = json!({"is_error": r.is_error});
+    if let Some(id) = &r.task_id {
+        s["shell_id"] = json!(id);
+    }
+    if let Some(status) = r.status {
+        s["status"] = json!(status.as_str());
+    }
+    if let Some(code) = r.exit_code {
+        s["exit_code"] = json!(code);
+    }
+    if let Some(output) = &r.output {
+        s["output"] = json!(output);
+    }
+    if let Some(n) = r.truncated_chars {
+        s["truncated_chars"] = json!(n);
+    }
+    if let Some(file) = &r.output_file {
+        s["output_file"] = json!(file.to_string_lossy());
+    }
+    s
+}
+
+fn entry(def: ToolDefinition, notifies: bool, in_results: bool, structured: bool) -> Value {
     let mut description = def.description;
     if notifies && matches!(def.name, "bash" | "monitor") {
         if in_results {
@@ -74,23 +119,28 @@ fn entry(def: ToolDefinition, notifies: bool, in_results: bool) -> Value {
         }
     }
     let annotations = annotations(def.name);
-    json!({
+    let mut entry = json!({
         "name": def.name,
         "title": annotations["title"],
         "description": description,
         "inputSchema": def.input_schema,
         "annotations": annotations,
-    })
+    });
+    if structured {
+        entry["outputSchema"] = output_schema();
+    }
+    entry
 }
 
 /// The `tools` array of `tools/list`, in a fixed order; `in_results` when
-/// results carry notifications.
-pub(crate) fn list(backend: &Backend, in_results: bool) -> Vec<Value> {
+/// results carry notifications, `structured` when they carry
+/// `structuredContent` (each tool then has an `outputSchema`).
+pub(crate) fn list(backend: &Backend, in_results: bool, structured: bool) -> Vec<Value> {
     let notifies = backend.has_tasks();
     backend
         .definitions()
         .into_iter()
-        .map(|d| entry(d, notifies, in_results))
+        .map(|d| entry(d, notifies, in_results, structured))
         .collect()
 }
 

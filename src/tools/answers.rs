@@ -120,5 +120,7 @@ fn exited(e: &Exited) -> ToolResult {
         }
         ToolResult::error(text)
     };
-    result.with_exit_code(Some(e.code()))
+    result
+        .with_exit_code(Some(e.code()))
+        .with_output(e.output(), e.truncated_chars())
 }

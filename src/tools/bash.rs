@@ -86,6 +86,7 @@ fn interactive(core: &Arc<Core>, cmd: &Command, input: &Value, caller: &Caller) 
                 exit_code: info.exit_code(),
                 ..started
             }
+            .with_output(out.text(), out.truncated_chars())
         }
         Err(e) => answers::error(&e),
     }

@@ -135,6 +135,7 @@ fn answer(core: &Core, id: &str, target: &Target, filter: Option<&Regex>) -> Too
                 }
                 ToolResult::ok(text)
                     .with_exit_code(info.exit_code())
+                    .with_output(out.text(), out.truncated_chars())
                     .with_task(
                         id,
                         Some(info.status()),

@@ -39,6 +39,11 @@ pub struct ToolResult {
     pub status: Option<TaskStatus>,
     /// The output file of that shell.
     pub output_file: Option<PathBuf>,
+    /// The output the result shows (a foreground command's, or what
+    /// `bash_output` or `write_stdin` read), after truncation.
+    pub output: Option<String>,
+    /// How many characters of that output were left out (0: none).
+    pub truncated_chars: Option<u64>,
 }
 
 impl ToolResult {
@@ -51,6 +56,8 @@ impl ToolResult {
             task_id: None,
             status: None,
             output_file: None,
+            output: None,
+            truncated_chars: None,
         }
     }
 
@@ -71,6 +78,12 @@ impl ToolResult {
 
     pub(crate) fn with_exit_code(mut self, code: Option<i32>) -> ToolResult {
         self.exit_code = code;
+        self
+    }
+
+    pub(crate) fn with_output(mut self, output: &str, truncated_chars: u64) -> ToolResult {
+        self.output = Some(output.to_string());
+        self.truncated_chars = Some(truncated_chars);
         self
     }
 

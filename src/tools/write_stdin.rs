@@ -35,6 +35,7 @@ pub(crate) fn write_stdin(core: &Arc<Core>, input: &Value) -> ToolResult {
                 answers::cap_of(info.stopped()),
             ))
             .with_exit_code(info.exit_code())
+            .with_output(out.text(), out.truncated_chars())
             .with_task(
                 id,
                 Some(info.status()),

@@ -7,7 +7,8 @@ edge values; each is judged by the `jsonschema` package's Draft 2020-12
 validator (a JSON Schema implementation nobody here wrote) and sent to the
 server, whose answer must agree: a schema-valid object is never refused as
 invalid input, and an invalid one always is, with a text naming the
-argument. Arguments that are not an object are -32602.
+argument. Arguments that are not an object are -32602. Every result's
+structuredContent is validated against the tool's outputSchema too.
 
 Usage: strict_inputs.py PATH_TO_BASHTOOLS_MCP
 Prints `ok - …` / `FAIL - …` lines.
@@ -108,12 +109,15 @@ def check_config(name, flags, rng):
     try:
         tools = s.request("tools/list", {})["result"]["tools"]
         disagreements = []
+        unstructured = []
         checked = 0
         valid_count = 0
         for tool in tools:
             schema = tool["inputSchema"]
             validator = Draft202012Validator(schema)
             Draft202012Validator.check_schema(schema)
+            Draft202012Validator.check_schema(tool["outputSchema"])
+            output = Draft202012Validator(tool["outputSchema"])
             for _ in range(SAMPLES):
                 args = sample(rng, schema)
                 valid = validator.is_valid(args)
@@ -124,6 +128,10 @@ def check_config(name, flags, rng):
                     continue
                 res = r["result"]
                 text = res["content"][0]["text"] if res.get("content") else ""
+                structured = res.get("structuredContent")
+                if structured is None or not output.is_valid(structured) \
+                        or structured.get("is_error") != bool(res.get("isError")):
+                    unstructured.append((tool["name"], args, structured))
                 refused = bool(res.get("isError")) and text.startswith(REFUSALS)
                 checked += 1
                 if valid == refused:
@@ -135,6 +143,12 @@ def check_config(name, flags, rng):
         else:
             ok(f"{name}: server and schema agree on {checked} generated argument objects "
                f"({valid_count} valid, {checked - valid_count} not)")
+        if unstructured:
+            for u in unstructured[:10]:
+                fail(f"{name}: every structuredContent validates against its outputSchema",
+                     f"{u[0]} {json.dumps(u[1])[:160]} -> {json.dumps(u[2])[:200]}")
+        else:
+            ok(f"{name}: every structuredContent validates against its outputSchema")
         # Arguments that are not an object are the request's fault.
         bad = [s.request("tools/call", {"name": "bash", "arguments": a}) for a in (["ls"], "ls", 7, None)]
         codes = [b.get("error", {}).get("code") for b in bad]
