@@ -28,7 +28,7 @@ fn initialize_answers_each_classic_version() {
         assert_eq!(r["protocolVersion"], version);
         assert_eq!(
             r["capabilities"],
-            json!({"tools": {"listChanged": false}, "logging": {}})
+            json!({"tools": {"listChanged": false}, "logging": {}, "experimental": {"claude/channel": {}}})
         );
         assert_eq!(r["serverInfo"]["name"], "bashtools");
         assert_eq!(r["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
@@ -1099,4 +1099,53 @@ fn results_carry_structured_content_from_2025_06_18_on() {
         json!({"name": "bash", "arguments": {"command": "echo hi"}}),
     );
     assert!(r["result"].get("structuredContent").is_none(), "{r}");
+}
+
+// ------------------------------------------------------- Claude Code channel
+
+/// The server declares `experimental["claude/channel"]`; to Claude Code
+/// (and only to it) each task notification also goes out as a channel
+/// event, which wakes an idle agent.
+#[test]
+fn claude_code_gets_each_notification_as_a_channel_event() {
+    let mut s = Server::start(&[]);
+    let init = s.initialize_as("2025-06-18", "claude-code");
+    assert_eq!(
+        init["capabilities"]["experimental"]["claude/channel"],
+        json!({})
+    );
+    let (text, _) = s.tool(
+        "bash",
+        json!({"command": "echo done", "run_in_background": true}),
+    );
+    let id = task_id(&text, "bash");
+    let event = s
+        .next_matching(std::time::Duration::from_secs(60), |m| {
+            m["method"] == "notifications/claude/channel"
+        })
+        .expect("a channel event");
+    let params = &event["params"];
+    assert_eq!(
+        params["meta"],
+        json!({"task_id": id, "status": "completed"})
+    );
+    let content = params["content"].as_str().unwrap();
+    assert!(content.starts_with("<task-notification>"), "{content}");
+    assert!(
+        content.contains(&format!("<task-id>{id}</task-id>")),
+        "{content}"
+    );
+
+    // Another client gets the log message, and no channel event.
+    let mut other = Server::initialized(&[]);
+    other.tool(
+        "bash",
+        json!({"command": "echo done", "run_in_background": true}),
+    );
+    other.log_message(|d| d["status"] == "completed");
+    other.still_serving();
+    assert!(other
+        .drain()
+        .iter()
+        .all(|m| m["method"] != "notifications/claude/channel"));
 }

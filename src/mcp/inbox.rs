@@ -25,6 +25,7 @@
 //! is the order on the wire.
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -77,6 +78,8 @@ pub(crate) struct Inbox {
     state: Mutex<State>,
     /// Notified on each release and at close.
     changed: Condvar,
+    /// Each notification also goes out as a Claude Code channel event.
+    channel: AtomicBool,
 }
 
 impl Inbox {
@@ -91,7 +94,15 @@ impl Inbox {
             out,
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
+            channel: AtomicBool::new(false),
         }
+    }
+
+    /// From now on, each notification also goes out as a channel event
+    /// (`notifications/claude/channel`): the client is Claude Code, which
+    /// hands it to an idle agent as a new turn when its channels are on.
+    pub(crate) fn open_channel(&self) {
+        self.channel.store(true, Ordering::Relaxed);
     }
 
     /// Whether a notification reaches the model by a path that is on: in
@@ -140,8 +151,8 @@ impl Inbox {
             self.out.send(&respond(carried));
         }
         // After the response: it may be the one that named their IDs.
-        for n in &logs {
-            self.out.send(&message(n));
+        for m in &logs {
+            self.out.send(m);
         }
     }
 
@@ -201,13 +212,13 @@ impl Inbox {
     fn pull(&self, st: &mut State) {
         let mut logs = Vec::new();
         self.pull_into(st, &mut logs);
-        for n in &logs {
-            self.out.send(&message(n));
+        for m in &logs {
+            self.out.send(m);
         }
     }
 
     /// [`pull`](Self::pull), leaving the log messages to send in `logs`.
-    fn pull_into(&self, st: &mut State, logs: &mut Vec<Notification>) {
+    fn pull_into(&self, st: &mut State, logs: &mut Vec<Value>) {
         for q in &self.queues {
             while let Ok(n) = q.try_recv() {
                 let behind: Vec<Seq> = st
@@ -225,7 +236,7 @@ impl Inbox {
         }
     }
 
-    fn release_held(&self, st: &mut State, logs: &mut Vec<Notification>) {
+    fn release_held(&self, st: &mut State, logs: &mut Vec<Value>) {
         let held = std::mem::take(&mut st.held);
         for h in held {
             if h.behind.is_empty() || st.announced.contains(&h.n.task_id) {
@@ -238,9 +249,12 @@ impl Inbox {
 
     /// Releases `n`: into the undelivered list, and its log message (if
     /// one is due) into `logs`, for the caller to send.
-    fn release(&self, st: &mut State, n: Notification, logs: &mut Vec<Notification>) {
+    fn release(&self, st: &mut State, n: Notification, logs: &mut Vec<Value>) {
         if self.deliver.logs() && n.recipient == HEARD && !st.closed {
-            logs.push(n.clone());
+            logs.push(message(&n));
+        }
+        if self.channel.load(Ordering::Relaxed) && !st.closed {
+            logs.push(channel_event(&n));
         }
         if self.deliver.results() {
             st.undelivered.push_back(n);
@@ -303,6 +317,20 @@ fn forward(inbox: &Inbox, stopped: &Receiver<()>) {
         let mut st = inbox.state.lock();
         inbox.pull(&mut st);
     }
+}
+
+/// The Claude Code channel event of one notification: its text as the
+/// content, its task and status as meta (keys that are identifiers, as
+/// Claude Code requires).
+pub(crate) fn channel_event(n: &Notification) -> Value {
+    let mut meta = json!({"task_id": n.task_id});
+    if let Some(status) = n.status {
+        meta["status"] = json!(status.as_str());
+    }
+    jsonrpc::notification(
+        "notifications/claude/channel",
+        json!({"content": n.text, "meta": meta}),
+    )
 }
 
 /// The `notifications/message` of one notification (level `info`, logger

@@ -21,6 +21,7 @@ const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 
 /// Every version served, newest first (what `server/discover` and `-32022`
 /// list).
@@ -161,7 +162,23 @@ pub(crate) fn server_info() -> Value {
 
 /// What we offer: tools (a fixed list) and log messages (the notifications).
 pub(crate) fn capabilities() -> Value {
-    json!({"tools": {"listChanged": false}, "logging": {}})
+    json!({
+        "tools": {"listChanged": false},
+        "logging": {},
+        // Claude Code's channels: task notifications as events that wake
+        // an idle agent (`inbox.rs`).
+        "experimental": {"claude/channel": {}},
+    })
+}
+
+/// Whether `client_info` (`clientInfo` of `initialize`, or of a stateless
+/// request's `_meta`) names Claude Code, the one client that takes
+/// channel events.
+pub(crate) fn is_claude_code(client_info: Option<&Value>) -> bool {
+    client_info
+        .and_then(|i| i.get("name"))
+        .and_then(Value::as_str)
+        .is_some_and(|name| name == "claude-code" || name.starts_with("claude-code/"))
 }
 
 /// The result of `initialize`.

@@ -172,6 +172,14 @@ impl<'a> Session<'a> {
             Ok(era) => era,
             Err(e) => return self.out.send(&jsonrpc::error(&id, &e)),
         };
+        if era != Era::Classic {
+            let client = params
+                .get("_meta")
+                .and_then(|m| m.get(protocol::META_CLIENT_INFO));
+            if protocol::is_claude_code(client) {
+                self.shared.inbox.open_channel();
+            }
+        }
         if method == "tools/call" {
             return match self.ready(era) {
                 Ok(()) => self.call(id, params, era),
@@ -240,6 +248,9 @@ impl<'a> Session<'a> {
         let requested = params.get("protocolVersion").and_then(Value::as_str);
         let version = protocol::negotiate(requested);
         self.classic = Some(version);
+        if protocol::is_claude_code(params.get("clientInfo")) {
+            self.shared.inbox.open_channel();
+        }
         protocol::initialize_result(version, &self.instructions)
     }
 

@@ -118,9 +118,14 @@ impl Server {
 
     /// `initialize` with `version`, then `notifications/initialized`; the result.
     pub fn initialize(&mut self, version: &str) -> Value {
+        self.initialize_as(version, "tests")
+    }
+
+    /// [`initialize`](Self::initialize) as the client named `client`.
+    pub fn initialize_as(&mut self, version: &str, client: &str) -> Value {
         let r = self.call(
             "initialize",
-            json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "tests", "version": "0"}}),
+            json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": client, "version": "0"}}),
         );
         self.notify("notifications/initialized", json!({}));
         r["result"].clone()
@@ -346,6 +351,19 @@ pub fn schema_check(v: &Value) -> Result<(), String> {
                     params["progressToken"] = json!("echoed");
                 }
                 is::<classic::ProgressNotificationParams>("progress notification", &params)
+            }
+            // Claude Code's own (not in the MCP schema): `content`, a
+            // string, and `meta`, a map of strings (its handler's zod
+            // schema).
+            "notifications/claude/channel" => {
+                let meta_ok = params["meta"]
+                    .as_object()
+                    .is_some_and(|m| m.values().all(Value::is_string));
+                if params["content"].is_string() && meta_ok {
+                    Ok(())
+                } else {
+                    Err(format!("schema: not a valid channel event: {params}"))
+                }
             }
             _ => Err(format!("schema: unexpected notification {method}")),
         };
