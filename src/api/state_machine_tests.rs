@@ -215,3 +215,27 @@ fn a_huge_timeout_is_no_deadline_not_a_panic() {
     fake.exit(pid, Exit::Code(1));
     assert_eq!(waiter.join().unwrap().unwrap().status(), TaskStatus::Failed);
 }
+
+#[test]
+fn kill_answers_once_the_table_knows_the_shell_ended() {
+    // The tree is gone within the grace, but its leader's exit reaches the
+    // table later (a reaper running behind, on a loaded machine): the
+    // answer waits for it, so a read right after sees the shell killed.
+    let (tools, fake, _tasks) = tools(OnTerm::GoneUnrecorded, Duration::ZERO);
+    let id = background(&tools, "late");
+    let pid = fake.pid_of("late").unwrap();
+    let deliver = {
+        let fake = fake.clone();
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + LONG;
+            while !fake.signals(pid).contains(&Signal::SIGTERM) {
+                assert!(Instant::now() < deadline, "never signalled");
+                std::thread::yield_now();
+            }
+            fake.exit(pid, Exit::Signal(Signal::SIGTERM as i32))
+        })
+    };
+    let info = tools.kill(&id).unwrap();
+    assert_eq!(info.status(), TaskStatus::Killed);
+    assert!(deliver.join().unwrap());
+}

@@ -21,6 +21,10 @@ pub(crate) enum OnTerm {
     Exit,
     /// Ignores it (only SIGKILL ends it).
     Ignore,
+    /// Its tree is gone at once, but its exit reaches the table only when
+    /// the test delivers it with [`FakeProcess::exit`]: a reaper running
+    /// late.
+    GoneUnrecorded,
 }
 
 struct Proc {
@@ -28,6 +32,8 @@ struct Proc {
     hook: Option<ExitHook>,
     signals: Vec<Signal>,
     on_term: OnTerm,
+    /// Its tree has gone, its exit not yet recorded.
+    gone: bool,
 }
 
 #[derive(Default)]
@@ -116,7 +122,10 @@ impl FakeProcess {
     }
 
     fn alive(state: &State, pid: u32) -> bool {
-        state.procs.get(&pid).is_some_and(|p| p.hook.is_some())
+        state
+            .procs
+            .get(&pid)
+            .is_some_and(|p| p.hook.is_some() && !p.gone)
     }
 
     fn pids(&self, keys: &[Key]) -> Vec<u32> {
@@ -136,12 +145,16 @@ impl FakeProcess {
                 return;
             }
             p.signals.push(signal);
+            if signal == Signal::SIGTERM && p.on_term == OnTerm::GoneUnrecorded {
+                p.gone = true;
+            }
             match signal {
-                Signal::SIGKILL => true,
+                Signal::SIGKILL => !p.gone,
                 Signal::SIGTERM => p.on_term == OnTerm::Exit,
                 _ => false,
             }
         };
+        self.changed.notify_all();
         if ends {
             self.exit(pid, Exit::Signal(signal as i32));
         }
@@ -175,6 +188,7 @@ impl Process for FakeProcess {
                 })),
                 signals: Vec::new(),
                 on_term: self.on_term,
+                gone: false,
             },
         );
         drop(state);

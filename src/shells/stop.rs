@@ -62,6 +62,16 @@ impl Supervisor {
             let inner = self.table.lock();
             drop(self.table.wait_exited(inner, &started, after));
             self.process.wait_gone(&left, after);
+        } else {
+            // Gone within the grace, but a leader that ended just before its
+            // deadline may not be recorded yet (its exit is on its way through
+            // the reaper): "stopped" is answered once the table knows, so a
+            // read right after sees the shell killed.
+            let inner = self.table.lock();
+            drop(
+                self.table
+                    .wait_exited(inner, &started, deadline::after(AFTER_KILL)),
+            );
         }
         self.process.release(&targets);
         marked
