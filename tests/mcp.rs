@@ -1149,3 +1149,173 @@ fn claude_code_gets_each_notification_as_a_channel_event() {
         .iter()
         .all(|m| m["method"] != "notifications/claude/channel"));
 }
+
+// ------------------------------------------------------------------ tasks
+
+/// `tools/call` of `bash` from a request that declares the tasks extension.
+fn task_call(s: &mut Server, arguments: Value) -> Value {
+    s.call(
+        "tools/call",
+        json!({"_meta": client::task_meta(), "name": "bash", "arguments": arguments}),
+    )
+}
+
+fn task_request(s: &mut Server, method: &str, task: &str) -> Value {
+    s.call(
+        method,
+        json!({"_meta": client::task_meta(), "taskId": task}),
+    )
+}
+
+#[test]
+fn a_bash_call_still_running_answers_with_a_task_that_ends_with_its_result() {
+    let mut s = Server::start(&["--task-after-ms", "200"]);
+    let d = s.call("server/discover", json!({"_meta": meta()}));
+    assert_eq!(
+        d["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    // Fast: answered inline.
+    let r = task_call(&mut s, json!({"command": "echo quick"}));
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert_eq!(r["result"]["content"][0]["text"], "quick");
+    // Slow: a task.
+    let r = task_call(&mut s, json!({"command": "sleep 1; echo done; exit 3"}));
+    let created = &r["result"];
+    assert_eq!(created["resultType"], "task", "{r}");
+    assert_eq!(created["status"], "working", "{r}");
+    let id = created["taskId"].as_str().unwrap().to_string();
+    assert!(
+        id.len() == 37 && id.starts_with("task_") && id[5..].chars().all(|c| c.is_ascii_hexdigit()),
+        "{id}"
+    );
+    assert!(
+        created["statusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("bash_1"),
+        "{r}"
+    );
+    assert!(created["createdAt"].as_str().unwrap().ends_with('Z'), "{r}");
+    assert!(created.get("result").is_none());
+    // A stream for it: acknowledged, then told of its end.
+    let listen = s.request(
+        "subscriptions/listen",
+        json!({"_meta": client::task_meta(), "notifications": {"taskIds": [id]}}),
+    );
+    let ack = s
+        .next_matching(std::time::Duration::from_secs(60), |m| {
+            m["method"] == "notifications/subscriptions/acknowledged"
+        })
+        .expect("acknowledged");
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([id]));
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        listen
+    );
+    let done = s
+        .next_matching(std::time::Duration::from_secs(60), |m| {
+            m["method"] == "notifications/tasks"
+        })
+        .expect("the task's end");
+    assert_eq!(done["params"]["taskId"], json!(id));
+    assert_eq!(done["params"]["status"], "completed", "{done}");
+    // The very result a foreground call would have given.
+    let got = task_request(&mut s, "tasks/get", &id);
+    let result = &got["result"]["result"];
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+    assert_eq!(result["content"][0]["text"], "Exit code 3\ndone", "{got}");
+    assert_eq!(result["isError"], true);
+    assert_eq!(result["structuredContent"]["exit_code"], 3);
+    // The task id works where a shell id goes.
+    let r = s.call(
+        "tools/call",
+        json!({"name": "bash_output", "arguments": {"bash_id": id}, "_meta": meta()}),
+    );
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("<status>failed</status>"),
+        "{r}"
+    );
+    s.notify("notifications/cancelled", json!({"requestId": listen}));
+    s.still_serving();
+}
+
+#[test]
+fn a_cancelled_task_stops_its_whole_tree() {
+    let mut s = Server::start(&["--task-after-ms", "100"]);
+    let r = task_call(
+        &mut s,
+        json!({"command": "echo $$; sleep 1000 & exec sleep 1000"}),
+    );
+    let id = r["result"]["taskId"].as_str().expect("a task").to_string();
+    // The leader's pid, as it printed it (read through the task id).
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let pid: u32 = loop {
+        let r = s.call(
+            "tools/call",
+            json!({"name": "bash_output", "arguments": {"bash_id": id}, "_meta": meta()}),
+        );
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if let Some(pid) = text.lines().find_map(|l| l.trim().parse().ok()) {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < end, "no pid: {r}");
+    };
+    let ack = task_request(&mut s, "tasks/cancel", &id);
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    assert!(ack["result"].get("status").is_none(), "an empty ack: {ack}");
+    assert_gone(&[pid]);
+    let got = task_request(&mut s, "tasks/get", &id);
+    assert_eq!(got["result"]["status"], "cancelled", "{got}");
+    // Cancelling again is the same empty acknowledgement.
+    let again = task_request(&mut s, "tasks/cancel", &id);
+    assert_eq!(again["result"]["resultType"], "complete");
+}
+
+#[test]
+fn run_in_background_names_its_task_and_bad_task_requests_are_refused() {
+    let mut s = Server::start(&[]);
+    let r = task_call(
+        &mut s,
+        json!({"command": "true", "run_in_background": true}),
+    );
+    let id = r["result"]["structuredContent"]["taskId"]
+        .as_str()
+        .expect("a task id")
+        .to_string();
+    assert!(r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("bash_1"));
+    let got = task_request(&mut s, "tasks/get", &id);
+    assert!(got["result"]["taskId"] == json!(id), "{got}");
+    // Unknown: -32602; without the extension: -32021; gone methods: -32601.
+    assert_eq!(
+        error_code(&task_request(&mut s, "tasks/get", "task_0")),
+        -32602
+    );
+    let plain = s.call("tasks/get", json!({"_meta": meta(), "taskId": id}));
+    assert_eq!(error_code(&plain), -32021);
+    assert_eq!(
+        plain["error"]["data"]["requiredCapabilities"]["extensions"]
+            ["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    for gone in ["tasks/list", "tasks/result"] {
+        let r = s.call(gone, json!({"_meta": client::task_meta()}));
+        assert_eq!(error_code(&r), -32601, "{gone}: {r}");
+    }
+    // A classic session never sees a task.
+    let mut classic = Server::initialized(&["--task-after-ms", "50"]);
+    let r = classic.call(
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "sleep 0.3; echo classic"}}),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "classic", "{r}");
+}

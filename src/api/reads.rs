@@ -8,7 +8,7 @@ use regex::Regex;
 use std::time::Instant;
 
 use super::core::Core;
-use super::types::{CallError, NewOutput, ShellId, ShellInfo, StopCause};
+use super::types::{CallError, Exited, NewOutput, ShellId, ShellInfo, StopCause};
 use crate::output;
 use crate::shells::ExitWaiter;
 use crate::shells::{Key, StopReason};
@@ -27,6 +27,33 @@ impl Core {
             StopReason::MonitorTimeout => StopCause::MonitorTimeout,
             StopReason::Flood => StopCause::Flood,
         })
+    }
+
+    /// What shell `key` would have answered as a foreground command, once
+    /// it has ended: its whole output rendered from the start (cut as a
+    /// foreground result is), its exit code, why it was stopped. `None`
+    /// while it runs or for a key it does not know.
+    pub(crate) fn as_foreground(&self, key: Key) -> Option<Result<Exited, CallError>> {
+        let (path, code, reason) = {
+            let inner = self.shells.table().lock();
+            let s = inner.get(key)?;
+            if s.is_running() {
+                return None;
+            }
+            (s.output().to_path_buf(), s.exit_code(), s.stop_reason())
+        };
+        let rendered = match output::render_file(&path, 0, self.config.output_limit, None, true) {
+            Ok(r) => r,
+            Err(e) => return Some(Err(CallError::ReadFailed(e.into()))),
+        };
+        Some(Ok(Exited {
+            code: code.unwrap_or(-1),
+            output: rendered.text,
+            truncated: rendered.truncated,
+            stopped: self.cause(reason),
+            output_lost: crate::os::outdir::no_space(&path),
+            cwd_reset: None,
+        }))
     }
 
     /// The key of background shell `id`.

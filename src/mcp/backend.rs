@@ -90,6 +90,21 @@ impl Backend {
         self.tools.bash_output_f(input)
     }
 
+    /// Waits for shell `id` to end, future-style.
+    pub(crate) fn wait_f(
+        &self,
+        id: &ShellId,
+        timeout: Duration,
+    ) -> Pending<Result<crate::ShellInfo, crate::CallError>> {
+        self.tools.wait_f(id, timeout)
+    }
+
+    /// The result a foreground call would have given for shell `id`, once
+    /// it has ended.
+    pub(crate) fn bash_result(&self, id: &str) -> Option<ToolResult> {
+        self.tools.bash_result(id)
+    }
+
     pub(crate) fn kill_shell(&self, input: &Value) -> ToolResult {
         self.tools.kill_shell(input)
     }

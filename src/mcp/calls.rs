@@ -26,8 +26,9 @@ use super::inbox::{Inbox, Seq};
 use super::jsonrpc;
 use super::progress::Progress;
 use super::protocol::{self, Era};
+use super::tasks::Board;
 use super::writer::Writer;
-use crate::{Caller, CommandHandle, Notification, Pending, ToolResult};
+use crate::{Caller, CommandHandle, Notification, Pending, TaskStatus, ToolResult};
 
 /// At most this many calls run at once; more are refused with an error
 /// response. Each costs a thread, and a client past this is looping.
@@ -133,8 +134,23 @@ pub(crate) struct ToolCall {
     pub era: Era,
     /// Whether the result carries `structuredContent`.
     pub structured: bool,
+    /// What the tasks extension makes of it.
+    pub task: TaskMode,
     /// `_meta.progressToken`, as the client gave it.
     pub progress: Option<Value>,
+}
+
+/// What the tasks extension makes of a `tools/call` (`tasks.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskMode {
+    /// Nothing: a classic session, or a request without the extension.
+    None,
+    /// A `bash` call still running at its (shortened) timeout answers with
+    /// a task for the shell it became.
+    Foreground,
+    /// A `run_in_background` call names the task of its shell in its
+    /// `structuredContent`.
+    Background,
 }
 
 /// What a call thread shares with the session.
@@ -145,6 +161,7 @@ pub(crate) struct Shared {
     pub out: Arc<Writer>,
     pub calls: Arc<Calls>,
     pub inbox: Arc<Inbox>,
+    pub tasks: Arc<Board>,
     pub progress_every: Duration,
     /// Strip the promise of a notification from texts (no path that
     /// reaches the model is on).
@@ -194,12 +211,36 @@ pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
         } else {
             result.task_id.iter().cloned().collect()
         };
+    // The task the shell a task-capable call started stands for.
+    let task = match (&result.task_id, result.status, call.task) {
+        (Some(shell), Some(TaskStatus::Running), mode)
+            if !result.is_error && mode != TaskMode::None =>
+        {
+            let file = result
+                .output_file
+                .as_ref()
+                .map(|f| f.display().to_string())
+                .unwrap_or_default();
+            Some((mode, cx.tasks.create(shell, &file)))
+        }
+        _ => None,
+    };
     if cx.calls.answers(&key) {
         let mut respond = |carried: Vec<Notification>| {
-            jsonrpc::result(
-                &call.id,
-                call_result(&result, &carried, call.era, call.structured),
-            )
+            let body = match &task {
+                // The task instead of the result; the notifications wait
+                // for the next result.
+                Some((TaskMode::Foreground, (_, created))) if carried.is_empty() => {
+                    protocol::as_task(created.clone())
+                }
+                Some((_, (id, _))) => {
+                    let mut body = call_result(&result, &carried, call.era, call.structured);
+                    body["structuredContent"]["taskId"] = json!(id);
+                    body
+                }
+                None => call_result(&result, &carried, call.era, call.structured),
+            };
+            jsonrpc::result(&call.id, body)
         };
         cx.inbox.finish(seq, announced, Some(&mut respond));
     } else {
@@ -346,7 +387,12 @@ fn bash_output(cx: &Shared, seq: Seq, call: &ToolCall, total: Duration) -> ToolR
 /// The MCP form of a tool result: tool failures are results with
 /// `isError: true`, so the model reads them. Each notification not yet
 /// delivered follows as one more text item, in order.
-fn call_result(r: &ToolResult, carried: &[Notification], era: Era, structured: bool) -> Value {
+pub(crate) fn call_result(
+    r: &ToolResult,
+    carried: &[Notification],
+    era: Era,
+    structured: bool,
+) -> Value {
     let mut content = vec![json!({"type": "text", "text": r.text})];
     content.extend(
         carried
@@ -361,4 +407,10 @@ fn call_result(r: &ToolResult, carried: &[Notification], era: Era, structured: b
         Era::Classic => result,
         Era::Stateless { .. } => protocol::stateless(result),
     }
+}
+
+/// The MCP form of a task's result: a stateless result with its
+/// structured content, as the foreground call would have answered.
+pub(crate) fn task_result(r: &ToolResult) -> Value {
+    call_result(r, &[], Era::Stateless { log: None }, true)
 }

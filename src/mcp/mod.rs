@@ -63,6 +63,7 @@ mod options;
 mod progress;
 mod protocol;
 mod session;
+mod tasks;
 mod tools;
 mod writer;
 

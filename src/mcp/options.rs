@@ -77,6 +77,7 @@ pub struct Options {
     deliver: Deliver,
     progress_interval: Duration,
     max_line_bytes: usize,
+    task_after: Duration,
 }
 
 impl Default for Options {
@@ -85,6 +86,7 @@ impl Default for Options {
             deliver: Deliver::Both,
             progress_interval: Duration::from_millis(5000),
             max_line_bytes: MAX_LINE_BYTES,
+            task_after: Duration::from_secs(1),
         }
     }
 }
@@ -107,6 +109,18 @@ impl Options {
     pub fn max_line_bytes(mut self, bytes: usize) -> Self {
         self.max_line_bytes = bytes;
         self
+    }
+
+    /// How long a `bash` call from a request that declares the tasks
+    /// extension runs before it answers with a task (default 1 s).
+    pub fn task_after(mut self, after: Duration) -> Self {
+        self.task_after = after.max(Duration::from_millis(1));
+        self
+    }
+
+    /// See [`task_after`](Self::task_after).
+    pub fn task_delay(&self) -> Duration {
+        self.task_after
     }
 
     /// The current [`deliver`](Self::deliver) value.

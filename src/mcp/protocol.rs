@@ -198,9 +198,12 @@ const TTL_MS: u64 = 3_600_000;
 
 /// The result of `server/discover` (2026-07-28), before [`stateless`].
 pub(crate) fn discover_result(instructions: &str) -> Value {
+    let mut capabilities = capabilities();
+    // Extensions exist from 2026-07-28 on: only here.
+    capabilities["extensions"] = json!({ super::tasks::EXTENSION: {} });
     json!({
         "supportedVersions": supported_versions(),
-        "capabilities": capabilities(),
+        "capabilities": capabilities,
         "instructions": instructions,
         "ttlMs": TTL_MS,
         "cacheScope": "private",
@@ -212,6 +215,13 @@ pub(crate) fn cacheable(mut result: Value) -> Value {
     result["ttlMs"] = json!(TTL_MS);
     result["cacheScope"] = json!("private");
     result
+}
+
+/// A `CreateTaskResult` in the stateless form (`resultType: "task"`).
+pub(crate) fn as_task(created: Value) -> Value {
+    let mut r = stateless(created);
+    r["resultType"] = json!("task");
+    r
 }
 
 /// A result in the stateless form: `resultType` (required) and the

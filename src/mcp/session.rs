@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use crossbeam_channel::Sender;
 
-use super::calls::{self, Calls, Refused, Shared, ToolCall, MAX_CALLS_IN_FLIGHT};
+use super::calls::{self, Calls, Refused, Shared, TaskMode, ToolCall, MAX_CALLS_IN_FLIGHT};
 use super::inbox::{Forwarder, Inbox, HEARD, UNHEARD};
 use super::jsonrpc::{
     self, Message, RpcError, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
@@ -27,6 +27,7 @@ use super::jsonrpc::{
 use super::lines::{self, Line, Lines};
 use super::options::Options;
 use super::protocol::{self, Era, Level};
+use super::tasks::{self, Board};
 use super::tools;
 use super::writer::Writer;
 use super::McpServer;
@@ -62,12 +63,15 @@ impl<'a> Session<'a> {
     ) -> Session<'a> {
         let calls = Arc::new(Calls::default());
         let inbox = Arc::new(Inbox::new(&server.backend, options.delivery(), out.clone()));
+        let tasks = Board::start(server.backend.clone(), out.clone(), calls::task_result)
+            .unwrap_or_else(|e| panic!("bashtools-mcp: cannot start the tasks thread: {e}"));
         let shared = Shared {
             backend: server.backend.clone(),
             out: out.clone(),
             calls: calls.clone(),
             unpromised: !inbox.promises(),
             inbox,
+            tasks,
             progress_every: options.progress_every(),
         };
         Session {
@@ -102,6 +106,7 @@ impl<'a> Session<'a> {
         // Calls waiting for a client that does not read go on (and end).
         self.out.stop_waiting();
         self.shared.inbox.close();
+        self.shared.tasks.close();
         self.reserve.take();
         self.server.backend.close();
         let left = self.calls.wait_idle(deadline);
@@ -162,7 +167,9 @@ impl<'a> Session<'a> {
         let Some(id) = params.get("requestId") else {
             return;
         };
-        if let Some(shell) = self.calls.cancel(&jsonrpc::id_key(id)) {
+        let key = jsonrpc::id_key(id);
+        self.shared.tasks.unlisten(&key);
+        if let Some(shell) = self.calls.cancel(&key) {
             calls::stop_cancelled(shell);
         }
     }
@@ -178,6 +185,15 @@ impl<'a> Session<'a> {
                 .and_then(|m| m.get(protocol::META_CLIENT_INFO));
             if protocol::is_claude_code(client) {
                 self.shared.inbox.open_channel();
+            }
+        }
+        if era != Era::Classic {
+            if let Some(answer) = self.tasks_request(&id, method, &params) {
+                return match answer {
+                    Ok(Some(result)) => self.out.send(&jsonrpc::result(&id, result)),
+                    Ok(None) => {}
+                    Err(e) => self.out.send(&jsonrpc::error(&id, &e)),
+                };
             }
         }
         if method == "tools/call" {
@@ -244,6 +260,101 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// What the tasks extension makes of a call of `tool`: a task-capable
+    /// `bash` call runs in the foreground only until the task delay; a task
+    /// id where a shell id goes stands for its shell.
+    fn task_mode(
+        &self,
+        tool: &str,
+        params: &Map<String, Value>,
+        era: Era,
+        args: &mut Value,
+    ) -> TaskMode {
+        for name in ["bash_id", "shell_id"] {
+            let shell = args
+                .get(name)
+                .and_then(Value::as_str)
+                .and_then(|t| self.shared.tasks.shell_of(t));
+            if let Some(shell) = shell {
+                args[name] = json!(shell);
+            }
+        }
+        if era == Era::Classic || tool != "bash" || !tasks::declared(params) {
+            return TaskMode::None;
+        }
+        if args.get("run_in_background") == Some(&Value::Bool(true)) {
+            return TaskMode::Background;
+        }
+        if args.get("interactive") == Some(&Value::Bool(true)) {
+            return TaskMode::None;
+        }
+        let after = self.options.task_delay();
+        let limits = self.server.backend.limits();
+        // Only a timeout the schema accepts is shortened; any other is the
+        // tool's to refuse.
+        let given = match args.get("timeout") {
+            None => Some(limits.default_timeout),
+            Some(Value::Number(n)) => n
+                .as_f64()
+                .filter(|s| *s > 0.0)
+                .and_then(|s| Duration::try_from_secs_f64(s).ok()),
+            Some(_) => None,
+        };
+        if let Some(given) = given {
+            let shortened = given.min(limits.max_timeout).min(after);
+            args["timeout"] = json!(shortened.as_secs_f64());
+        }
+        TaskMode::Foreground
+    }
+
+    /// A stateless request of the tasks extension (`tasks.rs`): `None` for
+    /// any other method; `Ok(None)` for a listen, answered only when its
+    /// stream ends.
+    fn tasks_request(
+        &mut self,
+        id: &Value,
+        method: &str,
+        params: &Map<String, Value>,
+    ) -> Option<Result<Option<Value>, RpcError>> {
+        let board = &self.shared.tasks;
+        let task_id = || {
+            params
+                .get("taskId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    RpcError::new(INVALID_PARAMS, "Invalid params: taskId must be a string")
+                })
+        };
+        let answer = match method {
+            "tasks/get" | "tasks/cancel" | "tasks/update" if !tasks::declared(params) => {
+                Err(tasks::missing_capability())
+            }
+            "tasks/get" => task_id().and_then(|t| board.get(&t)).map(Some),
+            "tasks/cancel" => task_id().and_then(|t| board.cancel(&t)).map(Some),
+            "tasks/update" => task_id().and_then(|t| board.update(&t)).map(Some),
+            "subscriptions/listen" => {
+                let wanted = params
+                    .get("notifications")
+                    .and_then(|n| n.get("taskIds"))
+                    .and_then(Value::as_array)?;
+                if !tasks::declared(params) {
+                    Err(tasks::missing_capability())
+                } else {
+                    let ids = wanted
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect();
+                    self.out.send(&board.listen(id, ids));
+                    Ok(None)
+                }
+            }
+            _ => return None,
+        };
+        Some(answer)
+    }
+
     fn initialize(&mut self, params: &Map<String, Value>) -> Value {
         let requested = params.get("protocolVersion").and_then(Value::as_str);
         let version = protocol::negotiate(requested);
@@ -288,6 +399,8 @@ impl<'a> Session<'a> {
                 return self.out.send(&jsonrpc::error(&id, &e));
             }
         };
+        let mut arguments = arguments;
+        let task = self.task_mode(&tool, &params, era, &mut arguments);
         let key = jsonrpc::id_key(&id);
         if let Err(refused) = self.calls.begin(&key) {
             let e = match refused {
@@ -318,6 +431,7 @@ impl<'a> Session<'a> {
             caller: Caller::default().recipient(if heard { HEARD } else { UNHEARD }),
             era,
             structured: protocol::structured(era, self.classic),
+            task,
             progress,
         };
         let Err(call) = calls::spawn(&self.shared, call) else {

@@ -76,7 +76,8 @@ pub(crate) fn output_schema() -> Value {
             "exit_code": {"type": "integer", "description": "The exit code of a command that ended (128+N after signal N; -1 when unknown)."},
             "output": {"type": "string", "description": "The output the result shows, after truncation."},
             "truncated_chars": {"type": "integer", "minimum": 0, "description": "How many characters of that output were left out."},
-            "output_file": {"type": "string", "description": "The file holding the shell's whole output."}
+            "output_file": {"type": "string", "description": "The file holding the shell's whole output."},
+            "taskId": {"type": "string", "description": "The task (tasks extension) the shell is, for a request that declared it."}
         },
         "required": ["is_error"],
         "additionalProperties": false

@@ -98,7 +98,7 @@ pub(crate) fn cap_of(stopped: Option<StopCause>) -> Option<u64> {
     }
 }
 
-fn exited(e: &Exited) -> ToolResult {
+pub(crate) fn exited(e: &Exited) -> ToolResult {
     // A full disk: the output is said to be lost, not to be none.
     let lost = match (e.output_lost(), e.output().is_empty()) {
         (false, _) => None,

@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use super::async_tools::{self, AsyncTool, AsyncToolsOptions};
 use super::{
-    bash, bash_output, definitions, kill_shell, monitor, write_stdin, ToolDefinition, ToolResult,
+    answers, bash, bash_output, definitions, kill_shell, monitor, write_stdin, ToolDefinition,
+    ToolResult,
 };
 use crate::api::Pending;
 use crate::{BashTools, Caller};
@@ -88,6 +89,26 @@ impl BashTools {
     /// ```
     pub fn async_tools(&self, options: AsyncToolsOptions) -> Vec<AsyncTool> {
         async_tools::async_tools(self.core(), options)
+    }
+
+    /// The result a foreground `bash` call would have given for background
+    /// shell `id`, once it has ended: its whole output (cut to
+    /// `output_limit` as a foreground result is) and `Exit code N` when it
+    /// failed. `None` while it runs, or for an ID these tools do not know.
+    /// For an MCP task that stands for a shell.
+    pub fn bash_result(&self, id: &str) -> Option<ToolResult> {
+        let core = self.core();
+        let key = core.key_of(id)?;
+        let exited = match core.as_foreground(key)? {
+            Ok(exited) => exited,
+            Err(e) => return Some(answers::error(&e)),
+        };
+        let info = core.info(key);
+        let mut result = answers::exited(&exited);
+        if let Some(info) = info {
+            result = result.with_task(id, Some(info.status), Some(info.output_file));
+        }
+        Some(result)
     }
 
     /// The definitions of the tools (name, description, JSON Schema).

@@ -18,6 +18,15 @@ pub const DEADLINE: Duration = Duration::from_secs(30);
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_bashtools-mcp");
 
+/// `_meta` of a stateless (2026-07-28) request that declares the tasks
+/// extension.
+pub fn task_meta() -> Value {
+    let mut m = meta();
+    m["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    m
+}
+
 /// `_meta` of a stateless (2026-07-28) request.
 pub fn meta() -> Value {
     json!({
@@ -352,6 +361,17 @@ pub fn schema_check(v: &Value) -> Result<(), String> {
                 }
                 is::<classic::ProgressNotificationParams>("progress notification", &params)
             }
+            // 2026-07-28 and its tasks extension (not in the 2025-06-18
+            // types): a task's detail, and a stream's acknowledgement.
+            "notifications/tasks" => match (params["taskId"].as_str(), params["status"].as_str()) {
+                (Some(_), Some(_)) => Ok(()),
+                _ => Err(format!("schema: not a valid task notification: {params}")),
+            },
+            "notifications/subscriptions/acknowledged" => match params["notifications"].is_object()
+            {
+                true => Ok(()),
+                false => Err(format!("schema: not a valid acknowledgement: {params}")),
+            },
             // Claude Code's own (not in the MCP schema): `content`, a
             // string, and `meta`, a map of strings (its handler's zod
             // schema).

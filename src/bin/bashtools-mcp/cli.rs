@@ -50,6 +50,7 @@ const FLAGS: &[(&str, &str, &str)] = &[
     ("--deliver", "WHERE", "where task notifications go: result (in the next tool result), log (notifications/message) or both"),
     ("--progress-interval-ms", "MS", "how often a call with a progressToken gets notifications/progress"),
     ("--max-line-bytes", "BYTES", "the longest message line read; longer ones are answered with an error"),
+    ("--task-after-ms", "MS", "a bash call from a request that declares the tasks extension answers with a task once it has run this long"),
     ("--sandbox", "", "run commands in a Landlock sandbox: writable only the working directory, a private TMPDIR and the --sandbox-allow-write directories; no TCP; no signals to outside processes (default: no sandbox)"),
     ("--sandbox-allow-write", "DIR", "with the sandbox, also writable; repeatable (implies --sandbox)"),
     ("--sandbox-allow-network", "", "with the sandbox, allow TCP connect and bind (implies --sandbox)"),
@@ -107,6 +108,7 @@ fn default_of(flag: &str, o: &Options) -> Option<String> {
         "--deliver" => return Some(o.delivery().as_str().to_string()),
         "--progress-interval-ms" => return Some(o.progress_every().as_millis().to_string()),
         "--max-line-bytes" => return Some(o.line_limit().to_string()),
+        "--task-after-ms" => return Some(o.task_delay().as_millis().to_string()),
         "--no-persist-cwd" => {
             return Some(
                 if d::SERVER_PERSIST_WORKING_DIRECTORY {
@@ -321,6 +323,11 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Writte
             "--progress-interval-ms" => {
                 let ms: u64 = positive(name_as_written, v, "a number of milliseconds")?;
                 options = options.progress_interval(Duration::from_millis(ms));
+                b
+            }
+            "--task-after-ms" => {
+                let ms: u64 = positive(name_as_written, v, "a number of milliseconds")?;
+                options = options.task_after(Duration::from_millis(ms));
                 b
             }
             "--max-line-bytes" => {
