@@ -228,6 +228,35 @@ pub(crate) fn cd_note(persists: bool) -> &'static str {
     }
 }
 
+/// §4: `list_shells` with nothing to list.
+pub(crate) const NO_SHELLS: &str = "No shells";
+
+/// §4: one line of `list_shells`: `ID (STATUS, ELAPSED): WHAT`, with the
+/// exit code once ended (not for a killed shell).
+pub(crate) fn shell_line(
+    id: &str,
+    status: TaskStatus,
+    code: Option<i32>,
+    elapsed: std::time::Duration,
+    what: &str,
+) -> String {
+    let code = match (status, code) {
+        (TaskStatus::Killed, _) | (_, None) => String::new(),
+        (_, Some(c)) => format!(", exit code {c}"),
+    };
+    format!("{id} ({status}{code}, {}): {what}", short_elapsed(elapsed))
+}
+
+/// §4: a run time as `4s`, `2m05s`, `1h02m`.
+pub(crate) fn short_elapsed(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
 /// Ours: an argument the tool does not take.
 pub(crate) fn unknown_param(tool: &str, name: &str, known: &[&str]) -> String {
     format!(
@@ -537,6 +566,28 @@ pub(crate) fn shell_output(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn run_times_read_as_in_the_spec() {
+        let at = |s: u64| super::short_elapsed(Duration::from_secs(s));
+        assert_eq!(at(4), "4s");
+        assert_eq!(at(59), "59s");
+        assert_eq!(at(125), "2m05s");
+        assert_eq!(at(3599), "59m59s");
+        assert_eq!(at(3720), "1h02m");
+        assert_eq!(at(100 * 3600), "100h00m");
+        assert_eq!(
+            super::shell_line(
+                "bash_2",
+                TaskStatus::Killed,
+                Some(143),
+                Duration::from_secs(3),
+                "x"
+            ),
+            "bash_2 (killed, 3s): x"
+        );
+    }
+
     use super::*;
 
     #[test]

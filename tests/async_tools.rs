@@ -22,11 +22,20 @@ fn definitions_name_the_tools_with_schemas() {
         .iter()
         .map(|t| t.name())
         .collect();
-    assert_eq!(names, ["bash", "bash_output", "kill_shell"]);
+    assert_eq!(names, ["bash", "bash_output", "kill_shell", "list_shells"]);
     let t = builder().tasks(Tasks::new()).build().unwrap();
     let defs = t.definitions();
     let names: Vec<&str> = defs.iter().map(|d| d.name).collect();
-    assert_eq!(names, ["bash", "bash_output", "kill_shell", "monitor"]);
+    assert_eq!(
+        names,
+        [
+            "bash",
+            "bash_output",
+            "kill_shell",
+            "monitor",
+            "list_shells"
+        ]
+    );
     for d in &defs {
         assert_eq!(d.input_schema["type"], "object");
         assert!(d.input_schema["required"].is_array());

@@ -109,7 +109,7 @@ fn stateless_requests_need_no_handshake() {
     let mut s = Server::start(&[]);
     let r = s.call("tools/list", json!({"_meta": meta()}));
     assert_eq!(r["result"]["resultType"], "complete");
-    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 5);
     assert!(r["result"]["ttlMs"].is_u64());
     let r = s.call(
         "tools/call",
@@ -160,7 +160,16 @@ fn tools_list_shows_four_tools_with_schemas_annotations_and_units() {
     let r = s.call("tools/list", json!({}));
     let tools = r["result"]["tools"].as_array().unwrap().clone();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["bash", "bash_output", "kill_shell", "monitor"]);
+    assert_eq!(
+        names,
+        [
+            "bash",
+            "bash_output",
+            "kill_shell",
+            "monitor",
+            "list_shells"
+        ]
+    );
     for t in &tools {
         assert_eq!(t["inputSchema"]["type"], "object", "{t}");
         assert!(t["inputSchema"]["required"].is_array(), "{t}");

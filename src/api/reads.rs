@@ -16,6 +16,15 @@ use crate::status::TaskStatus;
 use crate::tasks::{EndWaiter, TaskInfo};
 use crate::{deadline, timer};
 
+/// One line of `list_shells`.
+pub(crate) struct Listed {
+    pub id: String,
+    pub status: TaskStatus,
+    pub exit_code: Option<i32>,
+    pub elapsed: Duration,
+    pub what: String,
+}
+
 impl Core {
     pub(crate) fn cause(&self, reason: Option<StopReason>) -> Option<StopCause> {
         reason.map(|r| match r {
@@ -54,6 +63,29 @@ impl Core {
             output_lost: crate::os::outdir::no_space(&path),
             cwd_reset: None,
         }))
+    }
+
+    /// Every background shell and monitor, newest first: ID, status, exit
+    /// code, how long it has run (or ran), and its description or command.
+    pub(crate) fn listing(&self) -> Vec<Listed> {
+        let inner = self.shells.table().lock();
+        let mut all: Vec<(Key, Listed)> = inner
+            .iter()
+            .filter_map(|(key, s)| {
+                Some((
+                    key,
+                    Listed {
+                        id: s.id()?.to_string(),
+                        status: s.status(),
+                        exit_code: s.exit_code(),
+                        elapsed: s.elapsed(),
+                        what: s.what().to_string(),
+                    },
+                ))
+            })
+            .collect();
+        all.sort_by_key(|(key, _)| std::cmp::Reverse(*key));
+        all.into_iter().map(|(_, l)| l).collect()
     }
 
     /// The key of background shell `id`.

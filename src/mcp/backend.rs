@@ -105,6 +105,10 @@ impl Backend {
         self.tools.bash_result(id)
     }
 
+    pub(crate) fn list_shells(&self, input: &Value) -> ToolResult {
+        self.tools.list_shells(input)
+    }
+
     pub(crate) fn kill_shell(&self, input: &Value) -> ToolResult {
         self.tools.kill_shell(input)
     }

@@ -270,6 +270,7 @@ fn run(cx: &Shared, key: &str, seq: Seq, call: &ToolCall) -> ToolResult {
             bash_output(cx, seq, call, total)
         }
         "kill_shell" => cx.backend.kill_shell(input),
+        "list_shells" => cx.backend.list_shells(input),
         "write_stdin" => cx.backend.write_stdin(input),
         _ => cx.backend.monitor(input, &call.caller),
     }

@@ -1,4 +1,4 @@
-//! The MCP server (contract §9): the four tools over JSON-RPC 2.0, one
+//! The MCP server (contract §9): the tools over JSON-RPC 2.0, one
 //! message per line, for any MCP client.
 //!
 //! ```no_run

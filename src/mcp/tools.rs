@@ -46,6 +46,11 @@ fn annotations(name: &str) -> Value {
             "idempotentHint": false,
             "openWorldHint": true,
         }),
+        "list_shells" => json!({
+            "title": "List background shells and monitors",
+            "readOnlyHint": true,
+            "openWorldHint": false,
+        }),
         "kill_shell" => json!({
             "title": "Stop a background shell",
             "readOnlyHint": false,
@@ -148,7 +153,7 @@ pub(crate) fn list(backend: &Backend, in_results: bool, structured: bool) -> Vec
 /// Whether `name` is a tool of this configuration.
 pub(crate) fn exists(backend: &Backend, name: &str) -> bool {
     match name {
-        "bash" | "bash_output" | "kill_shell" => true,
+        "bash" | "bash_output" | "kill_shell" | "list_shells" => true,
         "monitor" => backend.has_tasks(),
         "write_stdin" => backend.is_interactive(),
         _ => false,

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
@@ -99,6 +100,9 @@ pub(crate) struct Shell {
     pub(super) interactive: bool,
     /// Its output file's registration with the output cap.
     pub(super) watch: crate::os::cap::Watch,
+    /// When it was recorded, and when its leader was reaped.
+    pub(super) started: Instant,
+    pub(super) ended_at: Option<Instant>,
 }
 
 impl Shell {
@@ -119,7 +123,16 @@ impl Shell {
             waiters: Vec::new(),
             interactive: false,
             watch: None,
+            started: Instant::now(),
+            ended_at: None,
         }
+    }
+
+    /// How long it has run so far, or in all once ended.
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.ended_at
+            .unwrap_or_else(Instant::now)
+            .saturating_duration_since(self.started)
     }
 
     pub(crate) fn id(&self) -> Option<&str> {

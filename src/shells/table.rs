@@ -40,6 +40,11 @@ impl Inner {
         self.ids.get(id).copied()
     }
 
+    /// Every shell, with its key.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Key, &Shell)> {
+        self.shells.iter().map(|(&k, s)| (k, s))
+    }
+
     pub(crate) fn get(&self, key: Key) -> Option<&Shell> {
         self.shells.get(&key)
     }
@@ -104,6 +109,7 @@ impl Table {
             };
             let pid = shell.pid().unwrap_or(0);
             shell.life = Life::Exited { pid, exit };
+            shell.ended_at = Some(std::time::Instant::now());
             let ended = (shell.kind == Kind::Background).then(|| shell.ended());
             (std::mem::take(&mut shell.waiters), ended.flatten())
         };

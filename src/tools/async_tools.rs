@@ -199,6 +199,7 @@ impl AsyncTool {
             "bash" => tools::bash::bash_f(&self.core, input, &caller),
             "bash_output" => tools::bash_output::bash_output_f(&self.core, input),
             "kill_shell" => Pending::ready(tools::kill_shell::kill_shell(&self.core, input)),
+            "list_shells" => Pending::ready(tools::list_shells::list_shells(&self.core, input)),
             "write_stdin" => write_stdin_f(&self.core, input),
             _ => Pending::ready(tools::monitor::monitor(&self.core, input, &caller)),
         }

@@ -120,6 +120,18 @@ pub(crate) fn kill_shell(c: &Config) -> ToolDefinition {
     }
 }
 
+pub(crate) fn list_shells() -> ToolDefinition {
+    ToolDefinition {
+        name: "list_shells",
+        description: "Lists every background shell (bash_N) and monitor (monitor_N), newest first, one per line: \
+             `ID (STATUS, ELAPSED): DESCRIPTION` while running, `ID (STATUS, exit code N, ELAPSED): DESCRIPTION` \
+             once ended (no exit code for killed ones). Use it to find the IDs of work you started when you no \
+             longer have them. `No shells` when there are none."
+            .to_string(),
+        input_schema: params::schema(&[params::LIST_SHELLS], |_| String::new()),
+    }
+}
+
 pub(crate) fn monitor(c: &Config) -> ToolDefinition {
     let o = &c.monitor_options;
     ToolDefinition {
@@ -169,12 +181,13 @@ pub(crate) fn write_stdin(c: &Config) -> ToolDefinition {
 }
 
 /// Every tool this configuration offers: `monitor` only with a registry
-/// (`tasks`), `write_stdin` only with `interactive`.
+/// (`tasks`), `list_shells` always, `write_stdin` only with `interactive`.
 pub(crate) fn all(c: &Config, tasks: bool) -> Vec<ToolDefinition> {
     let mut defs = vec![bash(c, tasks), bash_output(c), kill_shell(c)];
     if tasks {
         defs.push(monitor(c));
     }
+    defs.push(list_shells());
     if c.interactive {
         defs.push(write_stdin(c));
     }

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::async_tools::{self, AsyncTool, AsyncToolsOptions};
 use super::{
-    answers, bash, bash_output, definitions, kill_shell, monitor, write_stdin, ToolDefinition,
-    ToolResult,
+    answers, bash, bash_output, definitions, kill_shell, list_shells, monitor, write_stdin,
+    ToolDefinition, ToolResult,
 };
 use crate::api::Pending;
 use crate::{BashTools, Caller};
@@ -58,6 +58,13 @@ impl BashTools {
     /// more when it ends. Needs a [`Tasks`](crate::Tasks) registry.
     pub fn monitor(&self, input: &Value, caller: &Caller) -> ToolResult {
         monitor::monitor(self.core(), input, caller)
+    }
+
+    /// The `list_shells` tool: `{}`. Every background shell and monitor of
+    /// these tools, newest first, one per line with its status, exit code,
+    /// run time and description; `No shells` when there are none.
+    pub fn list_shells(&self, input: &Value) -> ToolResult {
+        list_shells::list_shells(self.core(), input)
     }
 
     /// The `write_stdin` tool: `{shell_id, input, yield_ms?}` (with the

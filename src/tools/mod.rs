@@ -10,6 +10,7 @@ pub(crate) mod bash_output;
 pub(crate) mod definitions;
 pub(crate) mod input;
 pub(crate) mod kill_shell;
+pub(crate) mod list_shells;
 mod methods;
 pub(crate) mod monitor;
 pub(crate) mod params;

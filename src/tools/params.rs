@@ -84,6 +84,8 @@ pub(crate) const BASH_OUTPUT: &[Param] = &[
 
 pub(crate) const KILL_SHELL: &[Param] = &[param("shell_id", Kind::Text, true)];
 
+pub(crate) const LIST_SHELLS: &[Param] = &[];
+
 pub(crate) const MONITOR: &[Param] = &[
     param("description", Kind::Words, true),
     param("command", Kind::Command, true),

@@ -81,7 +81,7 @@ function processesWith(marker) {
 attempt("--cli tools/list", () => {
   const r = json("mcp-inspector", ["--cli", bin, ...serverArgs, "--method", "tools/list"]);
   const names = (r.tools || []).map((t) => t.name);
-  check("--cli tools/list", names.join(",") === "bash,bash_output,kill_shell,monitor", names);
+  check("--cli tools/list", names.join(",") === "bash,bash_output,kill_shell,monitor,list_shells", names);
 });
 attempt("--cli tools/call bash", () => {
   const r = json("mcp-inspector", [
@@ -108,7 +108,7 @@ async function session(era) {
   attempt(`${label}: tools/list`, () => {
     const r = json("mcpdo", ["--format", "json", `@${conn}`, "tools/list"]);
     const names = (r.tools || []).map((t) => t.name);
-    check(`${label}: tools/list`, names.join(",") === "bash,bash_output,kill_shell,monitor", names);
+    check(`${label}: tools/list`, names.join(",") === "bash,bash_output,kill_shell,monitor,list_shells", names);
   });
   attempt(`${label}: bash foreground`, () => {
     const r = call("bash", { command: "echo hi; exit 0" });

@@ -50,7 +50,7 @@ async def exercise(label, session, logs):
     """The checks, on any object with list_tools and call_tool."""
     listed = await session.list_tools()
     names = [t.name for t in listed.tools]
-    check(label, "tools/list", names == ["bash", "bash_output", "kill_shell", "monitor"], names)
+    check(label, "tools/list", names == ["bash", "bash_output", "kill_shell", "monitor", "list_shells"], names)
     bash = next(t for t in listed.tools if t.name == "bash")
     check(
         label,
