@@ -228,6 +228,12 @@ pub(crate) fn cd_note(persists: bool) -> &'static str {
     }
 }
 
+/// §4: the line before what `bash_output` shows with `tail`, when lines
+/// were left out.
+pub(crate) fn lines_not_shown(n: u64) -> String {
+    format!("[{n} earlier lines not shown]")
+}
+
 /// §4: `list_shells` with nothing to list.
 pub(crate) const NO_SHELLS: &str = "No shells";
 

@@ -388,7 +388,7 @@ fn bash_output_with_missing_or_mistyped_or_unknown_id_is_an_error() {
         ),
         (
             json!({"bash_id": "bash_1", "id": "bash_1"}),
-            "Invalid input: bash_output has no parameter id (it takes bash_id, filter, block, timeout)",
+            "Invalid input: bash_output has no parameter id (it takes bash_id, filter, block, timeout, tail)",
         ),
         (
             json!({"bash_id": 1}),

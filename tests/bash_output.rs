@@ -282,3 +282,59 @@ fn readers_at_once_never_show_the_same_output_twice_nor_lose_any() {
     let total: usize = chunks.iter().map(String::len).sum();
     assert_eq!(total, expected.len(), "bytes shown twice or lost");
 }
+
+#[test]
+fn tail_keeps_the_last_lines_says_how_many_were_left_out_and_consumes_all() {
+    let t = tools();
+    let id = background(&t, "seq 1 10; echo error one; echo error two");
+    block(&t, &id);
+    // (The block read consumed everything: read a fresh shell each time.)
+    let id = background(&t, "seq 1 10; echo error one; echo error two");
+    let r = t.bash_output(&json!({"bash_id": id, "block": true, "timeout": 60, "tail": 3}));
+    assert_eq!(
+        r.text,
+        "<status>completed</status>\n<exit_code>0</exit_code>\n<stdout>\n[9 earlier lines not shown]\n10\nerror one\nerror two\n</stdout>"
+    );
+    // Everything was consumed: nothing is left to read.
+    assert_eq!(
+        t.bash_output(&json!({"bash_id": id})).text,
+        "<status>completed</status>\n<exit_code>0</exit_code>"
+    );
+    // After the filter; and no line when nothing was left out.
+    let id = background(&t, "seq 1 10; echo error one; echo error two");
+    let r = t.bash_output(
+        &json!({"bash_id": id, "block": true, "timeout": 60, "filter": "ERROR", "tail": 1}),
+    );
+    assert!(
+        r.text
+            .ends_with("<stdout>\n[1 earlier lines not shown]\nerror two\n</stdout>"),
+        "{}",
+        r.text
+    );
+    let id = background(&t, "echo only");
+    let r = t.bash_output(&json!({"bash_id": id, "block": true, "timeout": 60, "tail": 5}));
+    assert!(r.text.ends_with("<stdout>\nonly\n</stdout>"), "{}", r.text);
+}
+
+#[test]
+fn a_bad_tail_is_an_error_naming_it() {
+    let t = tools();
+    let id = background(&t, "echo x");
+    for bad in [
+        json!(0),
+        json!(-1),
+        json!(1.5),
+        json!("3"),
+        json!(null),
+        json!(true),
+    ] {
+        let r = t.bash_output(&json!({"bash_id": id, "tail": bad}));
+        assert!(r.is_error, "{bad}: {r:?}");
+        assert_eq!(
+            r.text, "Invalid input: the tail parameter must be a whole number of 1 or more",
+            "{bad}"
+        );
+    }
+    // 2.0 is a whole number, as JSON Schema says.
+    assert!(!t.bash_output(&json!({"bash_id": id, "tail": 2.0})).is_error);
+}

@@ -115,6 +115,17 @@ impl Core {
         key: Key,
         filter: Option<&Regex>,
     ) -> Result<NewOutput, CallError> {
+        self.read_output_tail(key, filter, None)
+    }
+
+    /// [`read_output`](Self::read_output), keeping only the last `tail`
+    /// lines (all of it is consumed).
+    pub(crate) fn read_output_tail(
+        &self,
+        key: Key,
+        filter: Option<&Regex>,
+        tail: Option<u64>,
+    ) -> Result<NewOutput, CallError> {
         let (read_lock, id) = {
             let inner = self.shells.table().lock();
             let s = inner.get(key).ok_or(CallError::Closed)?;
@@ -133,13 +144,15 @@ impl Core {
         // The state is taken before the file is read: once ended, the file
         // is complete, so everything to its end may be consumed.
         let info = self.info(key).ok_or(CallError::UnknownId(id))?;
-        let rendered = output::render_file(
+        let (path, limit, done) = (
             &info.output_file,
-            cursor,
             self.config.output_limit,
-            filter,
             info.exit_code.is_some(),
-        )
+        );
+        let (rendered, lines_left_out) = match tail {
+            None => output::render_file(path, cursor, limit, filter, done).map(|r| (r, 0)),
+            Some(n) => output::render_file_tail(path, cursor, limit, filter, done, n),
+        }
         .map_err(|e| CallError::ReadFailed(e.into()))?;
         self.shells.advance_cursor(key, rendered.consumed);
         // Asked once the shell has ended, when its output is complete.
@@ -150,6 +163,7 @@ impl Core {
             text: rendered.text,
             truncated: rendered.truncated,
             output_lost,
+            lines_left_out,
         })
     }
 

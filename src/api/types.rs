@@ -385,9 +385,15 @@ pub struct NewOutput {
     pub(crate) text: String,
     pub(crate) truncated: u64,
     pub(crate) output_lost: bool,
+    pub(crate) lines_left_out: u64,
 }
 
 impl NewOutput {
+    /// With a `tail`: how many lines came before the ones kept (read and
+    /// consumed all the same); 0 without one.
+    pub fn lines_left_out(&self) -> u64 {
+        self.lines_left_out
+    }
     /// Whether the shell has ended and its output may not all have been
     /// written (see [`Exited::output_lost`]).
     pub fn output_lost(&self) -> bool {

@@ -72,6 +72,59 @@ pub(crate) fn render_file(
     render_file_chunked(path, start, limit, filter, finished, CHUNK)
 }
 
+/// [`render_file`] keeping only the last `tail` lines of what it would
+/// show (after the filter, before the cut to `limit`), and how many lines
+/// were left out before them. Two passes over the same range (the file's
+/// size when the call begins): one counts the lines, the other renders
+/// from the first one kept, so memory stays bounded as for `render_file`.
+pub(crate) fn render_file_tail(
+    path: &Path,
+    start: u64,
+    limit: usize,
+    filter: Option<&Regex>,
+    finished: bool,
+    tail: u64,
+) -> io::Result<(Rendered, u64)> {
+    let end = File::open(path)?.metadata()?.len();
+    let mut counting = Renderer::new(0, filter, LINE_CAP);
+    counting.trim.lines = Some(trim::LineCount::default());
+    read_range(path, start, end, CHUNK, |bytes| counting.feed(bytes))?;
+    let lines = counting.count(finished);
+    let left_out = lines.shown().saturating_sub(tail);
+    let mut renderer = Renderer::new(limit, filter, LINE_CAP);
+    // Leading blank lines go anyway; then the lines before the tail.
+    renderer.trim.skip = lines.first.saturating_sub(1) + left_out;
+    read_range(path, start, end, CHUNK, |bytes| renderer.feed(bytes))?;
+    Ok((renderer.finish(finished), left_out))
+}
+
+/// Feeds the bytes of `path` from `start` to `end` to `feed`, a chunk at a
+/// time (less if the file shrank meanwhile).
+fn read_range(
+    path: &Path,
+    start: u64,
+    end: u64,
+    chunk: usize,
+    mut feed: impl FnMut(&[u8]),
+) -> io::Result<()> {
+    let file = File::open(path)?;
+    let mut buf = vec![0u8; chunk.max(1)];
+    let mut pos = start;
+    while pos < end {
+        let want = usize::try_from(end - pos).map_or(buf.len(), |left| left.min(buf.len()));
+        match file.read_at(&mut buf[..want], pos) {
+            Ok(0) => break,
+            Ok(n) => {
+                feed(&buf[..n]);
+                pos += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// The same on bytes already in memory (for tests and small inputs).
 // Part of the module's API; the crate's tools read files, so outside tests it may
 // have no caller yet.
@@ -158,6 +211,23 @@ impl<'r> Renderer<'r> {
             Some(filter) => filter.push(text, src_len, trim),
             None => trim.push(text),
         });
+    }
+
+    /// The line counts of a counting renderer (see [`render_file_tail`]).
+    fn count(mut self, finished: bool) -> trim::LineCount {
+        if finished {
+            let (lines, trim) = (&mut self.lines, &mut self.trim);
+            self.utf8.finish(|text, src_len| match lines {
+                Some(filter) => filter.push(text, src_len, trim),
+                None => trim.push(text),
+            });
+        }
+        if let Some(filter) = self.lines.as_mut() {
+            if finished || filter.over_cap() {
+                filter.flush(&mut self.trim);
+            }
+        }
+        self.trim.lines.unwrap_or_default().finish()
     }
 
     fn finish(mut self, finished: bool) -> Rendered {

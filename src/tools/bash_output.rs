@@ -14,11 +14,18 @@ use crate::api::reads::{Target, Waiter};
 use crate::api::{Completer, Pending};
 use crate::{deadline, texts};
 
+/// What a read keeps: the lines `filter` matches, the last `tail` of them.
+#[derive(Clone)]
+struct Reading {
+    filter: Option<Regex>,
+    tail: Option<u64>,
+}
+
 /// A checked `bash_output` call.
 struct Request {
     id: String,
     target: Target,
-    filter: Option<Regex>,
+    read: Reading,
     block: bool,
     timeout: Duration,
 }
@@ -35,6 +42,10 @@ fn parse(core: &Core, input: &Value) -> Result<Request, String> {
         ),
         None => None,
     };
+    let tail = args
+        .get("tail")
+        .and_then(Value::as_number)
+        .and_then(params::count);
     let block = input::optional_bool(args, "block")?;
     let timeout = input::timeout_secs(
         args,
@@ -47,7 +58,7 @@ fn parse(core: &Core, input: &Value) -> Result<Request, String> {
     Ok(Request {
         id,
         target,
-        filter,
+        read: Reading { filter, tail },
         block,
         timeout,
     })
@@ -62,7 +73,7 @@ pub(crate) fn bash_output(core: &Arc<Core>, input: &Value) -> ToolResult {
     if req.block {
         core.wait_end(&req.target, deadline::after(req.timeout));
     }
-    answer(core, &req.id, &req.target, req.filter.as_ref())
+    answer(core, &req.id, &req.target, &req.read)
 }
 
 /// Future-style: the `Pending` completes when the shell exits or the
@@ -73,14 +84,14 @@ pub(crate) fn bash_output_f(core: &Arc<Core>, input: &Value) -> Pending<ToolResu
         Err(e) => return Pending::ready(ToolResult::error(e)),
     };
     if !req.block || !core.is_running(&req.target) {
-        return Pending::ready(answer(core, &req.id, &req.target, req.filter.as_ref()));
+        return Pending::ready(answer(core, &req.id, &req.target, &req.read));
     }
     let (pending, completer) = Pending::new();
     let late = Answer {
         core: Arc::downgrade(core),
         id: req.id,
         target: req.target.clone(),
-        filter: req.filter,
+        read: req.read,
         completer,
     };
     core.when_ended(&req.target, req.timeout, late);
@@ -93,7 +104,7 @@ struct Answer {
     core: Weak<Core>,
     id: String,
     target: Target,
-    filter: Option<Regex>,
+    read: Reading,
     completer: Completer<ToolResult>,
 }
 
@@ -107,26 +118,30 @@ impl Waiter for Answer {
             core,
             id,
             target,
-            filter,
+            read,
             completer,
         } = self;
         completer.complete_with(move || match core.upgrade() {
-            Some(core) => answer(&core, &id, &target, filter.as_ref()),
+            Some(core) => answer(&core, &id, &target, &read),
             None => ToolResult::error(texts::CLOSED),
         });
     }
 }
 
 /// Answers for whatever the call reads.
-fn answer(core: &Core, id: &str, target: &Target, filter: Option<&Regex>) -> ToolResult {
+fn answer(core: &Core, id: &str, target: &Target, read: &Reading) -> ToolResult {
     match target {
-        Target::Shell(key) => match core.read_output(*key, filter) {
+        Target::Shell(key) => match core.read_output_tail(*key, read.filter.as_ref(), read.tail) {
             Ok(out) => {
                 let info = out.info();
+                let shown = match out.lines_left_out() {
+                    0 => out.text().to_string(),
+                    n => format!("{}\n{}", texts::lines_not_shown(n), out.text()),
+                };
                 let mut text = texts::shell_output(
                     info.status(),
                     info.exit_code(),
-                    out.text(),
+                    &shown,
                     answers::cap_of(info.stopped()),
                 );
                 if out.output_lost() {

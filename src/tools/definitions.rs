@@ -89,7 +89,7 @@ pub(crate) fn bash_output(c: &Config) -> ToolDefinition {
              `<status>running|completed|failed|killed</status>`, `<exit_code>N</exit_code>` once it has ended, and the \
              new output between `<stdout>` and `</stdout>` (left out when there is none). `filter` is a regular \
              expression matched per line, case-insensitively: only matching lines are returned, the others are \
-             consumed. With `block: true` it waits until the shell ends or `timeout` seconds pass (default {block}, \
+             consumed. `tail: N` keeps only the last N lines of what would be returned. With `block: true` it waits until the shell ends or `timeout` seconds pass (default {block}, \
              at most {max}). Also takes the ID or name of another background task (a subagent) and returns its status \
              and, once ended, its report in `<output>`. An unknown ID is an error result.",
             block = seconds(c.block_timeout),
@@ -99,6 +99,7 @@ pub(crate) fn bash_output(c: &Config) -> ToolDefinition {
             "bash_id" => "The ID of the background shell or task (bash_N, monitor_N, ...).".into(),
             "filter" => "Regular expression; only matching lines are returned (case-insensitive).".into(),
             "block" => "Wait for the shell to end (or the timeout) before answering.".into(),
+            "tail" => "Only the last N lines of the new output (after filter); the rest is consumed, and a line says how many were left out.".into(),
             _ => format!("Seconds to wait with block (default {}, at most {}).", seconds(c.block_timeout), seconds(c.max_timeout)),
         }),
     }

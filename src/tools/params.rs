@@ -31,6 +31,8 @@ pub(crate) enum Kind {
     Positive,
     /// `true` or `false`.
     Flag,
+    /// A whole number, 1 or more.
+    Count,
 }
 
 /// One argument of a tool.
@@ -80,6 +82,7 @@ pub(crate) const BASH_OUTPUT: &[Param] = &[
     param("filter", Kind::Text, false),
     param("block", Kind::Flag, false),
     param("timeout", Kind::Positive, false),
+    param("tail", Kind::Count, false),
 ];
 
 pub(crate) const KILL_SHELL: &[Param] = &[param("shell_id", Kind::Text, true)];
@@ -111,6 +114,7 @@ pub(crate) fn schema(params: &[&[Param]], describe: impl Fn(&str) -> String) -> 
             Kind::Number => json!({"type": "number"}),
             Kind::Positive => json!({"type": "number", "exclusiveMinimum": 0}),
             Kind::Flag => json!({"type": "boolean"}),
+            Kind::Count => json!({"type": "integer", "minimum": 1}),
         };
         property["description"] = Value::String(describe(p.name));
         properties.insert(p.name.to_string(), property);
@@ -182,9 +186,22 @@ fn value_ok(p: &Param, value: &Value) -> Result<(), String> {
         }
         (Kind::Number, _) => Err(texts::wrong_type(name, "a number")),
         (Kind::Positive, _) => Err(texts::wrong_type(name, "a number greater than 0")),
+        (Kind::Count, Value::Number(n)) if count(n).is_some() => Ok(()),
+        (Kind::Count, _) => Err(texts::wrong_type(name, "a whole number of 1 or more")),
         (Kind::Flag, Value::Bool(_)) => Ok(()),
         (Kind::Flag, _) => Err(texts::wrong_type(name, "a boolean")),
     }
+}
+
+/// The value of a [`Kind::Count`]: a whole number of 1 or more (`2.0` is
+/// one, as JSON Schema says), cut to `u64::MAX`.
+pub(crate) fn count(n: &serde_json::Number) -> Option<u64> {
+    if let Some(v) = n.as_u64() {
+        return (v >= 1).then_some(v);
+    }
+    let f = n.as_f64()?;
+    // `as` saturates: a whole number past u64::MAX reads as u64::MAX.
+    (f >= 1.0 && f.fract() == 0.0).then_some(f as u64)
 }
 
 /// Whether `s` holds a character that is not a blank ([`NOT_BLANK`]).

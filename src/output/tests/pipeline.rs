@@ -190,3 +190,46 @@ fn throughput_1gib() {
         println!("{name}, filtered: {:.0} MB/s", bytes / secs / 1e6);
     }
 }
+
+// ---- tail ----
+
+/// `tail` the naive way: the whole rendering, its last `n` lines, trimmed
+/// again (a kept part may start with blank lines), and how many lines came
+/// before them.
+fn tail_reference(bytes: &[u8], filter: Option<&Regex>, n: u64) -> (String, u64) {
+    let all = render_bytes(bytes, usize::MAX, filter, true).text;
+    if all.is_empty() {
+        return (String::new(), 0);
+    }
+    let lines: Vec<&str> = all.split('\n').collect();
+    let left = (lines.len() as u64).saturating_sub(n);
+    let kept = lines[left as usize..].join("\n");
+    let again = render_bytes(kept.as_bytes(), usize::MAX, None, true).text;
+    (again, left)
+}
+
+#[test]
+fn tail_matches_reference_on_random_inputs() {
+    let mut rng = Rng(0x7A11_5EED);
+    let filter = Regex::new("(?i)error|a").expect("regex");
+    let dir = std::env::temp_dir().join(format!("bashtools-tail-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("out");
+    for round in 0..1500 {
+        let bytes = random_text(&mut rng, round % 50);
+        std::fs::write(&path, &bytes).unwrap();
+        let n = 1 + rng.below(6) as u64;
+        let filter = (round % 3 == 0).then_some(&filter);
+        let (got, left) =
+            render_file_tail(&path, 0, usize::MAX, filter, true, n).expect("rendered");
+        let expected = tail_reference(&bytes, filter, n);
+        assert_eq!(
+            (got.text, left),
+            expected,
+            "round {round}, tail {n}, input {:?}",
+            String::from_utf8_lossy(&bytes)
+        );
+        assert_eq!(got.consumed, bytes.len() as u64, "everything is consumed");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
