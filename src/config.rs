@@ -40,6 +40,8 @@ pub mod defaults {
     pub const MAX_OUTPUT_BYTES: u64 = 1 << 30;
     /// Whether commands get `PAGER=cat`, `GIT_PAGER=cat`, `GIT_EDITOR=true`, `TERM=dumb`.
     pub const NONINTERACTIVE_ENV: bool = true;
+    /// `render_output`: results show what a terminal would.
+    pub const RENDER_OUTPUT: bool = true;
     /// Whether a `cd` in a foreground command carries to the caller's next
     /// commands (the library's default; `bashtools-mcp` turns it on, see
     /// [`SERVER_PERSIST_WORKING_DIRECTORY`]).
@@ -84,6 +86,7 @@ pub(crate) struct Config {
     pub unattended: Option<Arc<Unattended>>,
     pub max_output_bytes: u64,
     pub noninteractive_env: bool,
+    pub render_output: bool,
     /// Whether a foreground command's last directory becomes its caller's.
     pub persist_working_directory: bool,
     pub env: Vec<(OsString, OsString)>,

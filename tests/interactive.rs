@@ -429,7 +429,16 @@ fn the_tool_list_offers_write_stdin_with_the_option() {
     let t = interactive();
     let defs = t.definitions();
     let names: Vec<&str> = defs.iter().map(|d| d.name).collect();
-    assert_eq!(names, ["bash", "bash_output", "kill_shell", "list_shells", "write_stdin"]);
+    assert_eq!(
+        names,
+        [
+            "bash",
+            "bash_output",
+            "kill_shell",
+            "list_shells",
+            "write_stdin"
+        ]
+    );
     assert!(defs[0].input_schema["properties"]["interactive"].is_object());
     assert!(defs[0].description.contains("write_stdin"));
 }

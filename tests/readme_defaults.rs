@@ -43,6 +43,7 @@ fn the_readme_tables_show_the_defaults_of_the_crate() {
             format!("{} GiB", MAX_OUTPUT_BYTES >> 30),
         ),
         ("noninteractive_env", NONINTERACTIVE_ENV.to_string()),
+        ("render_output", RENDER_OUTPUT.to_string()),
         (
             "persist_working_directory",
             PERSIST_WORKING_DIRECTORY.to_string(),

@@ -43,6 +43,7 @@ pub struct Builder {
     unattended: Option<Arc<Unattended>>,
     max_output_bytes: u64,
     noninteractive_env: bool,
+    render_output: bool,
     persist_working_directory: bool,
     env: Vec<(OsString, OsString)>,
     env_remove: Vec<OsString>,
@@ -76,6 +77,7 @@ impl std::fmt::Debug for Builder {
             .field("unattended", &self.unattended.is_some())
             .field("max_output_bytes", &self.max_output_bytes)
             .field("noninteractive_env", &self.noninteractive_env)
+            .field("render_output", &self.render_output)
             .field("persist_working_directory", &self.persist_working_directory)
             .field("env", &self.env)
             .field("env_remove", &self.env_remove)
@@ -108,6 +110,7 @@ impl Default for Builder {
             unattended: None,
             max_output_bytes: defaults::MAX_OUTPUT_BYTES,
             noninteractive_env: defaults::NONINTERACTIVE_ENV,
+            render_output: defaults::RENDER_OUTPUT,
             persist_working_directory: defaults::PERSIST_WORKING_DIRECTORY,
             env: Vec::new(),
             env_remove: Vec::new(),
@@ -230,6 +233,17 @@ impl Builder {
     /// terminal are the classic hang of an agent's shell.
     pub fn noninteractive_env(mut self, on: bool) -> Self {
         self.noninteractive_env = on;
+        self
+    }
+
+    /// Show output as a terminal would (default `true`): escape sequences
+    /// (colours, cursor moves) removed, a `\r` returning to column 0 so a
+    /// progress bar collapses to its last state, backspace applied, `\r\n`
+    /// a newline — in `bash`, `bash_output`, `write_stdin` and monitor
+    /// events, before the output is cut to `output_limit`. Output files keep
+    /// the raw bytes. `false` shows the bytes as written.
+    pub fn render_output(mut self, on: bool) -> Self {
+        self.render_output = on;
         self
     }
 

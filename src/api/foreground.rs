@@ -193,7 +193,8 @@ impl Core {
 
     /// What a foreground command that has ended produced.
     fn finished(&self, shell: &Shell, place: &Place) -> Result<Exited, CallError> {
-        let rendered = output::render_file(shell.output(), 0, self.config.output_limit, None, true)
+        let (limit, terminal) = (self.config.output_limit, self.config.render_output);
+        let rendered = output::render_file_as(shell.output(), 0, limit, None, true, terminal)
             .map_err(|e| CallError::ReadFailed(e.into()))?;
         Ok(Exited {
             code: shell.exit_code().unwrap_or(-1),

@@ -59,6 +59,7 @@ impl Core {
         let run = MonitorRun {
             shells: self.shells.clone(),
             options: self.config.monitor_options.clone(),
+            render: self.config.render_output,
             tasks,
             key,
             id: id.clone(),

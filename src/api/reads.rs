@@ -51,7 +51,8 @@ impl Core {
             }
             (s.output().to_path_buf(), s.exit_code(), s.stop_reason())
         };
-        let rendered = match output::render_file(&path, 0, self.config.output_limit, None, true) {
+        let (limit, terminal) = (self.config.output_limit, self.config.render_output);
+        let rendered = match output::render_file_as(&path, 0, limit, None, true, terminal) {
             Ok(r) => r,
             Err(e) => return Some(Err(CallError::ReadFailed(e.into()))),
         };
@@ -149,9 +150,12 @@ impl Core {
             self.config.output_limit,
             info.exit_code.is_some(),
         );
+        let terminal = self.config.render_output;
         let (rendered, lines_left_out) = match tail {
-            None => output::render_file(path, cursor, limit, filter, done).map(|r| (r, 0)),
-            Some(n) => output::render_file_tail(path, cursor, limit, filter, done, n),
+            None => {
+                output::render_file_as(path, cursor, limit, filter, done, terminal).map(|r| (r, 0))
+            }
+            Some(n) => output::render_file_tail(path, cursor, limit, filter, done, n, terminal),
         }
         .map_err(|e| CallError::ReadFailed(e.into()))?;
         self.shells.advance_cursor(key, rendered.consumed);

@@ -34,6 +34,8 @@ pub(crate) use batch::{Batcher, Lines};
 pub(crate) struct MonitorRun {
     pub shells: Arc<Supervisor>,
     pub options: MonitorOptions,
+    /// Event lines show what a terminal would (`render_output`).
+    pub render: bool,
     pub tasks: Tasks,
     pub key: Key,
     pub id: String,
@@ -66,7 +68,7 @@ impl MonitorRun {
         let end = self.read(&mut batcher, &mut lines);
         let now = Instant::now();
         if let Some(last) = lines.finish() {
-            batcher.push(last, now);
+            batcher.push(self.shown(last), now);
         }
         for batch in batcher.finish(now) {
             self.send_event(&batch);
@@ -96,6 +98,15 @@ impl MonitorRun {
             self.shells.stop(&[self.key], StopReason::MonitorTimeout);
         }
         self.send_end(why.as_deref());
+    }
+
+    /// An event line as the model reads it.
+    fn shown(&self, line: String) -> String {
+        if self.render {
+            crate::output::render::render_text(&line)
+        } else {
+            line
+        }
     }
 
     fn read(&self, batcher: &mut Batcher, lines: &mut Lines) -> End {
@@ -136,7 +147,7 @@ impl MonitorRun {
                     Ok(0) => return End::Stream,
                     Ok(n) => {
                         let now = Instant::now();
-                        lines.feed(&buf[..n], &mut |l| batcher.push(l, now));
+                        lines.feed(&buf[..n], &mut |l| batcher.push(self.shown(l), now));
                     }
                     Err(e)
                         if matches!(

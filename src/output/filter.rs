@@ -38,13 +38,16 @@ impl<'r> LineFilter<'r> {
     pub(super) fn push(&mut self, text: &str, src_len: usize, out: &mut Trimmer) {
         let base = self.src_pos;
         self.src_pos += src_len as u64;
+        // A rendered piece (`render.rs`) is one line whose text is shorter
+        // than its source: its `\n`, its last char, ends at `src_len`.
+        let rendered = text.len() != src_len;
         let mut rest = text;
         let mut offset = 0;
         while let Some(i) = rest.find('\n') {
             self.append(&rest[..i]);
             self.end_line(out, true);
             offset += i + 1;
-            self.line_start = base + offset as u64;
+            self.line_start = base + if rendered { src_len } else { offset } as u64;
             rest = &rest[i + 1..];
         }
         self.append(rest);

@@ -25,6 +25,7 @@ use regex::Regex;
 
 mod filter;
 mod head_tail;
+pub(crate) mod render;
 mod trim;
 mod utf8;
 
@@ -56,12 +57,14 @@ pub(crate) struct Rendered {
     pub truncated: u64,
 }
 
-/// Reads `path` from byte `start` to its current end and renders it.
+/// Reads `path` from byte `start` to its current end and renders it (the
+/// bytes as written; [`render_file_as`] shows what a terminal would).
 ///
 /// The end is the file's size when the call begins: a command that keeps writing
 /// fast cannot make the call run forever, and what it writes meanwhile is left for
 /// the next read. With `finished` false the bytes of an incomplete UTF-8 sequence at
 /// the end (and, with a filter, an unterminated last line) are not consumed.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn render_file(
     path: &Path,
     start: u64,
@@ -69,7 +72,20 @@ pub(crate) fn render_file(
     filter: Option<&Regex>,
     finished: bool,
 ) -> io::Result<Rendered> {
-    render_file_chunked(path, start, limit, filter, finished, CHUNK)
+    render_file_chunked(path, start, limit, filter, finished, CHUNK, false)
+}
+
+/// [`render_file`], as a terminal would show it when `terminal` (escape
+/// sequences removed, `\r` and backspace applied: `render.rs`).
+pub(crate) fn render_file_as(
+    path: &Path,
+    start: u64,
+    limit: usize,
+    filter: Option<&Regex>,
+    finished: bool,
+    terminal: bool,
+) -> io::Result<Rendered> {
+    render_file_chunked(path, start, limit, filter, finished, CHUNK, terminal)
 }
 
 /// [`render_file`] keeping only the last `tail` lines of what it would
@@ -84,14 +100,17 @@ pub(crate) fn render_file_tail(
     filter: Option<&Regex>,
     finished: bool,
     tail: u64,
+    terminal: bool,
 ) -> io::Result<(Rendered, u64)> {
     let end = File::open(path)?.metadata()?.len();
     let mut counting = Renderer::new(0, filter, LINE_CAP);
+    counting.terminal = terminal.then(render::Render::default);
     counting.trim.lines = Some(trim::LineCount::default());
     read_range(path, start, end, CHUNK, |bytes| counting.feed(bytes))?;
     let lines = counting.count(finished);
     let left_out = lines.shown().saturating_sub(tail);
     let mut renderer = Renderer::new(limit, filter, LINE_CAP);
+    renderer.terminal = terminal.then(render::Render::default);
     // Leading blank lines go anyway; then the lines before the tail.
     renderer.trim.skip = lines.first.saturating_sub(1) + left_out;
     read_range(path, start, end, CHUNK, |bytes| renderer.feed(bytes))?;
@@ -146,11 +165,13 @@ fn render_file_chunked(
     filter: Option<&Regex>,
     finished: bool,
     chunk: usize,
+    terminal: bool,
 ) -> io::Result<Rendered> {
     let file = File::open(path)?;
     // Stat once: this is the end of the range whatever the command writes meanwhile.
     let end = file.metadata()?.len();
     let mut renderer = Renderer::new(limit, filter, LINE_CAP);
+    renderer.terminal = terminal.then(render::Render::default);
     let mut buf = vec![0u8; chunk.max(1)];
     let mut pos = start;
     while pos < end {
@@ -188,6 +209,8 @@ fn render_bytes_chunked(
 /// The whole pipeline: bytes in, [`Rendered`] out.
 struct Renderer<'r> {
     utf8: Utf8Stream,
+    /// What a terminal would show, when rendering is on.
+    terminal: Option<render::Render>,
     lines: Option<LineFilter<'r>>,
     trim: Trimmer,
     /// Bytes fed so far.
@@ -198,6 +221,7 @@ impl<'r> Renderer<'r> {
     fn new(limit: usize, filter: Option<&'r Regex>, line_cap: usize) -> Self {
         Renderer {
             utf8: Utf8Stream::default(),
+            terminal: None,
             lines: filter.map(|re| LineFilter::new(re, line_cap)),
             trim: Trimmer::new(limit),
             fed: 0,
@@ -206,22 +230,37 @@ impl<'r> Renderer<'r> {
 
     fn feed(&mut self, bytes: &[u8]) {
         self.fed += bytes.len() as u64;
-        let (lines, trim) = (&mut self.lines, &mut self.trim);
-        self.utf8.feed(bytes, |text, src_len| match lines {
+        let (terminal, lines, trim) = (&mut self.terminal, &mut self.lines, &mut self.trim);
+        let mut down = |text: &str, src_len: usize| match lines {
             Some(filter) => filter.push(text, src_len, trim),
             None => trim.push(text),
+        };
+        self.utf8.feed(bytes, |text, src_len| match terminal {
+            Some(t) => t.push(text, src_len, &mut down),
+            None => down(text, src_len),
         });
+    }
+
+    /// The end of the decoded text: a `\r` or sequence it cut is kept for
+    /// the next read unless `finished`. Returns the source bytes left.
+    fn end_terminal(&mut self, finished: bool) -> u64 {
+        let (lines, trim) = (&mut self.lines, &mut self.trim);
+        let mut down = |text: &str, src_len: usize| match lines {
+            Some(filter) => filter.push(text, src_len, trim),
+            None => trim.push(text),
+        };
+        match self.terminal.as_mut() {
+            Some(t) => t.finish(finished, &mut down),
+            None => 0,
+        }
     }
 
     /// The line counts of a counting renderer (see [`render_file_tail`]).
     fn count(mut self, finished: bool) -> trim::LineCount {
         if finished {
-            let (lines, trim) = (&mut self.lines, &mut self.trim);
-            self.utf8.finish(|text, src_len| match lines {
-                Some(filter) => filter.push(text, src_len, trim),
-                None => trim.push(text),
-            });
+            self.finish_utf8();
         }
+        self.end_terminal(finished);
         if let Some(filter) = self.lines.as_mut() {
             if finished || filter.over_cap() {
                 filter.flush(&mut self.trim);
@@ -230,18 +269,29 @@ impl<'r> Renderer<'r> {
         self.trim.lines.unwrap_or_default().finish()
     }
 
+    /// The rest of a cut character, at the end of everything.
+    fn finish_utf8(&mut self) {
+        let (terminal, lines, trim) = (&mut self.terminal, &mut self.lines, &mut self.trim);
+        let mut down = |text: &str, src_len: usize| match lines {
+            Some(filter) => filter.push(text, src_len, trim),
+            None => trim.push(text),
+        };
+        self.utf8.finish(|text, src_len| match terminal {
+            Some(t) => t.push(text, src_len, &mut down),
+            None => down(text, src_len),
+        });
+    }
+
     fn finish(mut self, finished: bool) -> Rendered {
         let mut consumed = self.fed;
         if finished {
-            let (lines, trim) = (&mut self.lines, &mut self.trim);
-            self.utf8.finish(|text, src_len| match lines {
-                Some(filter) => filter.push(text, src_len, trim),
-                None => trim.push(text),
-            });
+            self.finish_utf8();
         } else {
             // The command may still write the rest of that character.
             consumed -= self.utf8.pending_len() as u64;
         }
+        // Likewise a `\r` or an escape sequence the end cut.
+        consumed -= self.end_terminal(finished);
         if let Some(filter) = self.lines.as_mut() {
             if finished || filter.over_cap() {
                 filter.flush(&mut self.trim);

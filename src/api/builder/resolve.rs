@@ -52,6 +52,7 @@ impl Builder {
             unattended: self.unattended,
             max_output_bytes: self.max_output_bytes,
             noninteractive_env: self.noninteractive_env,
+            render_output: self.render_output,
             persist_working_directory: self.persist_working_directory,
             env: self.env,
             env_remove: self.env_remove,

@@ -39,6 +39,7 @@ const FLAGS: &[(&str, &str, &str)] = &[
     ("--unattended", "", "nobody is at the keyboard: monitors use the unattended cap (default: attended)"),
     ("--max-output-bytes", "BYTES", "an output file past this stops its shell"),
     ("--no-noninteractive-env", "", "do not set PAGER=cat, GIT_PAGER=cat, GIT_EDITOR=true, TERM=dumb (default: set)"),
+    ("--raw-output", "", "show output as written: escape sequences, \\r and backspaces kept (default: as a terminal would show it)"),
     ("--no-persist-cwd", "", "persist_working_directory off: a cd in one command no longer carries to the next ones"),
     ("--env", "KEY=VALUE", "set a variable for every command; repeatable"),
     ("--env-remove", "KEY", "remove a variable from every command's environment; repeatable"),
@@ -276,6 +277,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Writte
             }
             "--no-noninteractive-env" => b.noninteractive_env(false),
             "--no-persist-cwd" => b.persist_working_directory(false),
+            "--raw-output" => b.render_output(false),
             "--env" => match v.split_once('=') {
                 Some((key, value)) if !key.is_empty() => b.env(key, value),
                 _ => return Err(Usage(format!("{as_written} wants KEY=VALUE, not {v:?}"))),

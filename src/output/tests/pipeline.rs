@@ -90,12 +90,12 @@ fn file_ranges_and_errors() {
     std::fs::write(&path, "first\nsecond é\nthird").expect("write");
     let re = Regex::new("i").expect("regex");
     for chunk in [1, 2, 3, 64 * 1024] {
-        let r = render_file_chunked(&path, 0, 100, None, true, chunk).expect("read");
+        let r = render_file_chunked(&path, 0, 100, None, true, chunk, false).expect("read");
         assert_eq!(r.text, "first\nsecond é\nthird");
         assert_eq!(r.consumed, 21);
-        let r = render_file_chunked(&path, 6, 100, None, false, chunk).expect("read");
+        let r = render_file_chunked(&path, 6, 100, None, false, chunk, false).expect("read");
         assert_eq!((r.text.as_str(), r.consumed), ("second é\nthird", 15));
-        let r = render_file_chunked(&path, 0, 100, Some(&re), false, chunk).expect("read");
+        let r = render_file_chunked(&path, 0, 100, Some(&re), false, chunk, false).expect("read");
         assert_eq!((r.text.as_str(), r.consumed), ("first", 16));
     }
     // Starting at or past the end reads nothing.
@@ -221,7 +221,7 @@ fn tail_matches_reference_on_random_inputs() {
         let n = 1 + rng.below(6) as u64;
         let filter = (round % 3 == 0).then_some(&filter);
         let (got, left) =
-            render_file_tail(&path, 0, usize::MAX, filter, true, n).expect("rendered");
+            render_file_tail(&path, 0, usize::MAX, filter, true, n, false).expect("rendered");
         let expected = tail_reference(&bytes, filter, n);
         assert_eq!(
             (got.text, left),
@@ -231,5 +231,75 @@ fn tail_matches_reference_on_random_inputs() {
         );
         assert_eq!(got.consumed, bytes.len() as u64, "everything is consumed");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---- rendering in the pipeline ----
+
+/// Random output as a terminal program writes it: colours, progress bars
+/// redrawn with `\r`, backspaces, `\r\n`, multi-byte chars.
+fn random_terminal(rng: &mut Rng, tokens: usize) -> Vec<u8> {
+    const TOKENS: &[&str] = &[
+        "a",
+        "foo",
+        "ERROR",
+        " ",
+        "\n",
+        "\r",
+        "\r\n",
+        "\u{8}",
+        "\u{1b}[31m",
+        "\u{1b}[0m",
+        "\u{1b}]0;title\u{7}",
+        "\u{1b}(B",
+        "é",
+        "日本",
+        "100%",
+        "  \n",
+        "\u{1b}[2K",
+    ];
+    (0..tokens)
+        .flat_map(|_| TOKENS[rng.below(TOKENS.len())].bytes())
+        .collect()
+}
+
+#[test]
+fn rendering_in_the_pipeline_is_rendering_then_the_rest() {
+    let mut rng = Rng(0xC0FF_EE11);
+    let filter = Regex::new("(?i)error|a").expect("regex");
+    let dir = std::env::temp_dir().join(format!("bashtools-render-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("out");
+    for round in 0..1500 {
+        let bytes = random_terminal(&mut rng, round % 40);
+        std::fs::write(&path, &bytes).unwrap();
+        let limit = rng.below(60);
+        let filter = (round % 3 == 0).then_some(&filter);
+        let chunk = 1 + rng.below(7);
+        let got = render_file_chunked(&path, 0, limit, filter, true, chunk, true).expect("read");
+        let rendered = render::render_text(&String::from_utf8_lossy(&bytes));
+        let want = render_bytes(rendered.as_bytes(), limit, filter, true);
+        assert_eq!(
+            (got.text.as_str(), got.truncated),
+            (want.text.as_str(), want.truncated),
+            "round {round}: {:?}",
+            String::from_utf8_lossy(&bytes)
+        );
+        assert_eq!(got.consumed, bytes.len() as u64);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_running_read_leaves_a_cut_sequence_and_a_last_cr_for_the_next() {
+    let dir = std::env::temp_dir().join(format!("bashtools-render-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("out");
+    std::fs::write(&path, "50%\r60%\r").unwrap();
+    let r = render_file_chunked(&path, 0, 100, None, false, 3, true).expect("read");
+    assert_eq!((r.text.as_str(), r.consumed), ("60%", 7));
+    std::fs::write(&path, "done \u{1b}[3").unwrap();
+    let r = render_file_chunked(&path, 0, 100, None, false, 4, true).expect("read");
+    assert_eq!((r.text.as_str(), r.consumed), ("done", 5));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,0 +1,367 @@
+//! What a terminal would show (step 1b, `render_output`): escape sequences
+//! removed, `\r` back to column 0 (what follows overwrites the line, so a
+//! progress bar collapses to its last state), backspace one column left,
+//! `\r\n` a newline.
+//!
+//! An escape sequence is `ESC [ params… final` (CSI), `ESC ] … BEL` or
+//! `ESC ] … ESC \` (OSC), or `ESC`, any intermediate bytes (0x20–0x2F) and
+//! one final byte: each goes whole, also when a chunk boundary cuts it.
+//!
+//! Streamed: only the current line is held (at most [`LINE_CAP`] chars; a
+//! longer one is passed on as it is, and a `\r` after that overwrites only
+//! what is still held). Each line goes downstream as one piece ending in
+//! `\n`, with the number of source bytes it came from, so the line filter
+//! still knows where in the file each line ends.
+
+/// The longest line held for overwriting, in chars.
+pub(super) const LINE_CAP: usize = 64 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seq {
+    /// Not in a sequence.
+    None,
+    /// After `ESC`.
+    Start,
+    /// In a CSI (`ESC [`), until its final byte.
+    Csi,
+    /// In an OSC (`ESC ]`), until BEL or `ESC \`.
+    Osc,
+    /// After `ESC` inside an OSC.
+    OscStop,
+    /// After `ESC` and intermediate bytes, until the final byte.
+    Intermediate,
+}
+
+/// The renderer's state between pieces of text.
+pub(super) struct Render {
+    line: Vec<char>,
+    col: usize,
+    esc: Seq,
+    /// A `\r` seen, not yet known to be part of `\r\n`.
+    cr: bool,
+    /// Source bytes of the held line (and of a held `\r` or sequence).
+    src: u64,
+    /// Source bytes of the sequence (or `\r`) in progress, for a read that
+    /// must leave them for the next one.
+    pending: u64,
+}
+
+impl Default for Render {
+    fn default() -> Self {
+        Render {
+            line: Vec::new(),
+            col: 0,
+            esc: Seq::None,
+            cr: false,
+            src: 0,
+            pending: 0,
+        }
+    }
+}
+
+impl Render {
+    /// Renders `text` (decoded from `src_len` source bytes), passing each
+    /// finished line to `emit` with its source bytes.
+    pub(super) fn push(&mut self, text: &str, src_len: usize, emit: &mut impl FnMut(&str, usize)) {
+        // Each char counts its own bytes, so a line emitted mid-piece takes
+        // only its own. A lossy piece (replacement chars, which need not be
+        // as long as the bytes they stand for) has no `\n` or escape in it:
+        // its difference is settled at its end, within one line.
+        for c in text.chars() {
+            self.src += c.len_utf8() as u64;
+            self.char(c, emit);
+        }
+        let (src, text) = (src_len as u64, text.len() as u64);
+        if src >= text {
+            self.src += src - text;
+        } else {
+            self.src = self.src.saturating_sub(text - src);
+        }
+    }
+
+    fn char(&mut self, c: char, emit: &mut impl FnMut(&str, usize)) {
+        match self.esc {
+            Seq::None => {}
+            Seq::Start => {
+                self.esc = match c {
+                    '[' => Seq::Csi,
+                    ']' => Seq::Osc,
+                    '\u{20}'..='\u{2f}' => Seq::Intermediate,
+                    _ => Seq::None,
+                };
+                self.pending += c.len_utf8() as u64;
+                if self.esc == Seq::None {
+                    self.pending = 0;
+                }
+                return;
+            }
+            Seq::Csi => {
+                self.pending += c.len_utf8() as u64;
+                if ('\u{40}'..='\u{7e}').contains(&c) {
+                    self.esc = Seq::None;
+                    self.pending = 0;
+                }
+                return;
+            }
+            Seq::Intermediate => {
+                self.pending += c.len_utf8() as u64;
+                if !('\u{20}'..='\u{2f}').contains(&c) {
+                    self.esc = Seq::None;
+                    self.pending = 0;
+                }
+                return;
+            }
+            Seq::Osc => {
+                self.pending += c.len_utf8() as u64;
+                match c {
+                    '\u{7}' => {
+                        self.esc = Seq::None;
+                        self.pending = 0;
+                    }
+                    '\u{1b}' => self.esc = Seq::OscStop,
+                    _ => {}
+                }
+                return;
+            }
+            Seq::OscStop => {
+                self.pending += c.len_utf8() as u64;
+                // `ESC \` ends the string; after a lone ESC the string goes
+                // on, and this char is read as part of it.
+                self.esc = match c {
+                    '\\' | '\u{7}' => Seq::None,
+                    '\u{1b}' => Seq::OscStop,
+                    _ => Seq::Osc,
+                };
+                if self.esc == Seq::None {
+                    self.pending = 0;
+                }
+                return;
+            }
+        }
+        if self.cr {
+            self.cr = false;
+            self.pending = 0;
+            if c == '\n' {
+                self.end_line(emit);
+                return;
+            }
+            self.col = 0;
+        }
+        match c {
+            '\u{1b}' => {
+                self.esc = Seq::Start;
+                self.pending = 1;
+            }
+            '\r' => {
+                self.cr = true;
+                self.pending = 1;
+            }
+            '\n' => self.end_line(emit),
+            '\u{8}' => self.col = self.col.saturating_sub(1),
+            c => {
+                if self.col < self.line.len() {
+                    self.line[self.col] = c;
+                } else {
+                    self.line.push(c);
+                }
+                self.col += 1;
+                if self.line.len() >= LINE_CAP && self.col == self.line.len() {
+                    // Too long to hold: passed on as it is.
+                    let text: String = self.line.drain(..).collect();
+                    let src = self.src - self.pending;
+                    emit(&text, src as usize);
+                    self.src = self.pending;
+                    self.col = 0;
+                }
+            }
+        }
+    }
+
+    fn end_line(&mut self, emit: &mut impl FnMut(&str, usize)) {
+        let mut text: String = self.line.drain(..).collect();
+        text.push('\n');
+        emit(&text, self.src as usize);
+        self.src = 0;
+        self.col = 0;
+    }
+
+    /// The end of a read. `finished`: the command has ended, everything is
+    /// rendered (a `\r` or sequence cut by the end goes); else they are
+    /// left, with their source bytes, for the next read (returned). The
+    /// line held so far is passed on either way.
+    pub(super) fn finish(&mut self, finished: bool, emit: &mut impl FnMut(&str, usize)) -> u64 {
+        let left = if finished { 0 } else { self.pending };
+        let text: String = self.line.drain(..).collect();
+        let src = self.src - left;
+        if !text.is_empty() || src > 0 {
+            emit(&text, src as usize);
+        }
+        *self = Render::default();
+        left
+    }
+}
+
+/// Renders a whole text at once (a monitor's event line).
+pub(crate) fn render_text(text: &str) -> String {
+    let mut out = String::new();
+    let mut r = Render::default();
+    let mut emit = |s: &str, _: usize| out.push_str(s);
+    r.push(text, text.len(), &mut emit);
+    r.finish(true, &mut emit);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rules, the naive way, on a whole text.
+    fn reference(text: &str) -> String {
+        let chars: Vec<char> = text.chars().collect();
+        let mut out = String::new();
+        let (mut line, mut col) = (Vec::<char>::new(), 0usize);
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            i += 1;
+            match c {
+                '\u{1b}' => {
+                    let Some(&next) = chars.get(i) else { break };
+                    i += 1;
+                    match next {
+                        '[' => {
+                            while i < chars.len() && !('\u{40}'..='\u{7e}').contains(&chars[i]) {
+                                i += 1;
+                            }
+                            i += 1;
+                        }
+                        ']' => loop {
+                            match chars.get(i) {
+                                None => break,
+                                Some('\u{7}') => {
+                                    i += 1;
+                                    break;
+                                }
+                                Some('\u{1b}') if chars.get(i + 1) == Some(&'\\') => {
+                                    i += 2;
+                                    break;
+                                }
+                                Some(_) => i += 1,
+                            }
+                        },
+                        '\u{20}'..='\u{2f}' => {
+                            while i < chars.len() && ('\u{20}'..='\u{2f}').contains(&chars[i]) {
+                                i += 1;
+                            }
+                            i += 1;
+                        }
+                        _ => {}
+                    }
+                }
+                '\r' if chars.get(i) == Some(&'\n') => {}
+                '\r' => col = 0,
+                '\n' => {
+                    out.extend(line.drain(..));
+                    out.push('\n');
+                    col = 0;
+                }
+                '\u{8}' => col = col.saturating_sub(1),
+                c => {
+                    if col < line.len() {
+                        line[col] = c;
+                    } else {
+                        line.push(c);
+                    }
+                    col += 1;
+                }
+            }
+        }
+        out.extend(line);
+        out
+    }
+
+    #[test]
+    fn the_rules() {
+        assert_eq!(render_text("\u{1b}[1;31mred\u{1b}[0m plain"), "red plain");
+        assert_eq!(render_text("10%\r20%\r30%\n"), "30%\n");
+        assert_eq!(render_text("abc\u{8}\u{8}X\n"), "aXc\n");
+        assert_eq!(render_text("a\r\nb\r\n"), "a\nb\n");
+        assert_eq!(
+            render_text("\u{1b}]0;title\u{7}x\u{1b}]8;;url\u{1b}\\y"),
+            "xy"
+        );
+        assert_eq!(render_text("\u{1b}(Bz"), "z");
+        assert_eq!(render_text("long line\rshort\n"), "shortline\n");
+    }
+
+    #[test]
+    fn streaming_matches_the_reference_on_random_input() {
+        let pieces = [
+            "a",
+            "bc",
+            "\r",
+            "\n",
+            "\r\n",
+            "\u{8}",
+            "\u{1b}[",
+            "31m",
+            "\u{1b}]0;t",
+            "\u{7}",
+            "\u{1b}\\",
+            "\u{1b}(",
+            "B",
+            "é",
+            "日本",
+            " ",
+            "100%",
+            "\u{1b}",
+            "[2K",
+        ];
+        let mut seed = 0x5EED_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..3000 {
+            let n = (next() % 40) as usize;
+            let text: String = (0..n)
+                .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+                .collect();
+            // Streamed in random pieces (at char boundaries).
+            let chars: Vec<char> = text.chars().collect();
+            let mut r = Render::default();
+            let mut out = String::new();
+            let mut src_total = 0usize;
+            let mut emit = |s: &str, src: usize| {
+                out.push_str(s);
+                src_total += src;
+            };
+            let mut i = 0;
+            while i < chars.len() {
+                let k = 1 + (next() % 5) as usize;
+                let piece: String = chars[i..(i + k).min(chars.len())].iter().collect();
+                r.push(&piece, piece.len(), &mut emit);
+                i += k;
+            }
+            r.finish(true, &mut emit);
+            assert_eq!(out, reference(&text), "{text:?}");
+            assert_eq!(
+                src_total,
+                text.len(),
+                "every source byte accounted: {text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unfinished_read_leaves_a_cut_sequence_for_the_next() {
+        let mut r = Render::default();
+        let mut out = String::new();
+        let mut emit = |s: &str, _: usize| out.push_str(s);
+        r.push("ok\u{1b}[3", 6, &mut emit);
+        assert_eq!(r.finish(false, &mut emit), 3);
+        assert_eq!(out, "ok");
+    }
+}
