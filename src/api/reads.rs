@@ -80,7 +80,12 @@ impl Core {
                         status: s.status(),
                         exit_code: s.exit_code(),
                         elapsed: s.elapsed(),
-                        what: s.what().to_string(),
+                        // A command or description may hold escapes too.
+                        what: if self.config.render_output {
+                            output::render::render_text(s.what())
+                        } else {
+                            s.what().to_string()
+                        },
                     },
                 ))
             })
