@@ -67,15 +67,62 @@ impl Render {
         // only its own. A lossy piece (replacement chars, which need not be
         // as long as the bytes they stand for) has no `\n` or escape in it:
         // its difference is settled at its end, within one line.
-        for c in text.chars() {
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
+            if self.esc == Seq::None && !self.cr && self.col == self.line.len() {
+                // The common case, in bulk: plain text appended at the end
+                // of the line, up to the next char that needs the state
+                // machine.
+                let end = rest.find(['\u{1b}', '\r', '\u{8}']).unwrap_or(rest.len());
+                if end > 0 {
+                    self.plain(&rest[..end], emit);
+                    rest = &rest[end..];
+                    continue;
+                }
+            }
             self.src += c.len_utf8() as u64;
             self.char(c, emit);
+            rest = &rest[c.len_utf8()..];
         }
         let (src, text) = (src_len as u64, text.len() as u64);
         if src >= text {
             self.src += src - text;
         } else {
             self.src = self.src.saturating_sub(text - src);
+        }
+    }
+
+    /// Plain text (no escape, `\r` or backspace) at the end of the line:
+    /// each line it ends goes at once, without a char-by-char copy when
+    /// nothing of it was held; what follows its last `\n` is held.
+    fn plain(&mut self, text: &str, emit: &mut impl FnMut(&str, usize)) {
+        let mut rest = text;
+        while let Some(i) = rest.find('\n') {
+            let piece = &rest[..=i];
+            let src = self.src + piece.len() as u64;
+            if self.line.is_empty() {
+                emit(piece, src as usize);
+            } else {
+                let mut line: String = self.line.drain(..).collect();
+                line.push_str(piece);
+                emit(&line, src as usize);
+            }
+            self.src = 0;
+            self.col = 0;
+            rest = &rest[i + 1..];
+        }
+        if self.line.len() + rest.len() >= LINE_CAP {
+            // Too long to hold (bytes bound chars): passed on as it is.
+            let mut line: String = self.line.drain(..).collect();
+            line.push_str(rest);
+            emit(&line, (self.src + rest.len() as u64) as usize);
+            self.src = 0;
+            self.col = 0;
+            return;
+        }
+        for c in rest.chars() {
+            self.src += c.len_utf8() as u64;
+            self.char(c, emit);
         }
     }
 
