@@ -43,13 +43,14 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     type Case = (&'static str, fn(&Mode));
-    let cases: [Case; 15] = [
+    let cases: [Case; 16] = [
         ("true", fg_true),
         ("launcher", launcher_true),
         ("cwd", persist_cwd_true),
         ("sandbox", sandbox_true),
         ("contain", containment_true),
         ("gib", one_gib),
+        ("render", render_gib),
         ("block", block_latency),
         ("notify", notify_latency),
         ("thousand", thousand_shells),
@@ -495,6 +496,68 @@ fn one_gib(mode: &Mode) {
         "",
         "",
         "<= 16 MiB",
+    );
+}
+
+/// 1 GiB of lines (a quarter in quick mode) shown as a terminal would
+/// (`render_output`, the default) beside the same tools showing the raw
+/// bytes, in turn in the same run; and 1 GiB of a progress line redrawn
+/// with `\r`, rendered (the slow path: every char through the state
+/// machine).
+fn render_gib(mode: &Mode) {
+    let bytes: u64 = if mode.quick { 256 << 20 } else { 1 << 30 };
+    let lines = format!("yes 'Compiling some-crate v1.2.3 (/src/some-crate)' | head -c {bytes}");
+    let bars = format!("yes 'progress 123456' | head -c {bytes} | tr '\n' '\r'");
+    let rendered = tools();
+    let raw = BashTools::builder().render_output(false).build().unwrap();
+    let runs = mode.n(5, 2);
+    let (mut on, mut off, mut bar) = (Vec::new(), Vec::new(), Vec::new());
+    let idle = rss_kib();
+    let mut peak_growth = 0;
+    let run = |t: &BashTools, cmd: &str, into: &mut Vec<Duration>| {
+        reset_peak();
+        let s = Instant::now();
+        let r = t.bash(&json!({"command": cmd, "timeout": 600}), &me());
+        into.push(s.elapsed());
+        assert!(!r.is_error, "{}", &r.text[..r.text.len().min(200)]);
+        peak_rss_kib().saturating_sub(idle)
+    };
+    for i in 0..runs {
+        let order = if i % 2 == 0 {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        for render in order {
+            let g = if render {
+                run(&rendered, &lines, &mut on)
+            } else {
+                run(&raw, &lines, &mut off)
+            };
+            peak_growth = peak_growth.max(g);
+        }
+        peak_growth = peak_growth.max(run(&rendered, &bars, &mut bar));
+    }
+    let (on, off, bar) = (stats(on), stats(off), stats(bar));
+    header(&format!("rendering {} MiB of output", bytes >> 20));
+    versus(
+        "lines: rendered vs raw, median",
+        on.median,
+        off.median,
+        "<= 1.3x",
+    );
+    versus(
+        "progress bar redrawn with \r: rendered vs raw lines, median",
+        bar.median,
+        off.median,
+        "reported",
+    );
+    row(
+        "peak RSS growth over idle",
+        &format!("{} KiB", peak_growth),
+        "",
+        "",
+        "flat (<= 16 MiB)",
     );
 }
 

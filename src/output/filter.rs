@@ -38,8 +38,8 @@ impl<'r> LineFilter<'r> {
     pub(super) fn push(&mut self, text: &str, src_len: usize, out: &mut Trimmer) {
         let base = self.src_pos;
         self.src_pos += src_len as u64;
-        // A rendered piece (`render.rs`) is one line whose text is shorter
-        // than its source: its `\n`, its last char, ends at `src_len`.
+        // A rendered piece (`render.rs`) whose text is not its source is
+        // one line: its `\n`, its last char, ends at `src_len`.
         let rendered = text.len() != src_len;
         let mut rest = text;
         let mut offset = 0;

@@ -9,9 +9,10 @@
 //!
 //! Streamed: only the current line is held (at most [`LINE_CAP`] chars; a
 //! longer one is passed on as it is, and a `\r` after that overwrites only
-//! what is still held). Each line goes downstream as one piece ending in
-//! `\n`, with the number of source bytes it came from, so the line filter
-//! still knows where in the file each line ends.
+//! what is still held). Lines go downstream with the number of source
+//! bytes they came from, so the line filter still knows where in the file
+//! each line ends: a rendered line (text shorter than its source) alone,
+//! ending in its `\n`; plain lines, as written, several at once.
 
 /// The longest line held for overwriting, in chars.
 pub(super) const LINE_CAP: usize = 64 * 1024;
@@ -73,7 +74,12 @@ impl Render {
                 // The common case, in bulk: plain text appended at the end
                 // of the line, up to the next char that needs the state
                 // machine.
-                let end = rest.find(['\u{1b}', '\r', '\u{8}']).unwrap_or(rest.len());
+                // Bytes, not chars: the three are ASCII, so where one is a
+                // char starts, and a byte scan is the fast one.
+                let end = rest
+                    .bytes()
+                    .position(|b| matches!(b, 0x1b | b'\r' | 0x08))
+                    .unwrap_or(rest.len());
                 if end > 0 {
                     self.plain(&rest[..end], emit);
                     rest = &rest[end..];
@@ -93,23 +99,28 @@ impl Render {
     }
 
     /// Plain text (no escape, `\r` or backspace) at the end of the line:
-    /// each line it ends goes at once, without a char-by-char copy when
-    /// nothing of it was held; what follows its last `\n` is held.
+    /// the lines it ends go at once, as written (the first one after what
+    /// was held); what follows its last `\n` is held.
     fn plain(&mut self, text: &str, emit: &mut impl FnMut(&str, usize)) {
         let mut rest = text;
-        while let Some(i) = rest.find('\n') {
-            let piece = &rest[..=i];
-            let src = self.src + piece.len() as u64;
-            if self.line.is_empty() {
-                emit(piece, src as usize);
-            } else {
+        if let Some(i) = rest.find('\n') {
+            // The first line ends what is held (chars, or the bytes of
+            // escapes already removed): one line, its own source bytes.
+            if !self.line.is_empty() || self.src > 0 {
+                let piece = &rest[..=i];
                 let mut line: String = self.line.drain(..).collect();
                 line.push_str(piece);
-                emit(&line, src as usize);
+                emit(&line, (self.src + piece.len() as u64) as usize);
+                self.src = 0;
+                self.col = 0;
+                rest = &rest[i + 1..];
             }
-            self.src = 0;
-            self.col = 0;
-            rest = &rest[i + 1..];
+            // Every other whole line at once, as written.
+            if let Some(j) = rest.rfind('\n') {
+                let bulk = &rest[..=j];
+                emit(bulk, bulk.len());
+                rest = &rest[j + 1..];
+            }
         }
         if self.line.len() + rest.len() >= LINE_CAP {
             // Too long to hold (bytes bound chars): passed on as it is.
