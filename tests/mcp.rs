@@ -1248,6 +1248,30 @@ fn a_bash_call_still_running_answers_with_a_task_that_ends_with_its_result() {
             .starts_with("<status>failed</status>"),
         "{r}"
     );
+    // The first task's end notice waits for a result that can carry it:
+    // the next task-capable call still answers with a task, and the notice
+    // comes with the next plain result.
+    let r = task_call(&mut s, json!({"command": "sleep 0.5; echo again"}));
+    assert_eq!(r["result"]["resultType"], "task", "{r}");
+    let again = r["result"]["taskId"].as_str().unwrap().to_string();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while task_request(&mut s, "tasks/get", &again)["result"]["status"] == "working" {
+        assert!(std::time::Instant::now() < end, "the task never ended");
+    }
+    // bash_2's end notice is now pending: this call still gets a task.
+    let r = task_call(&mut s, json!({"command": "sleep 0.5"}));
+    assert_eq!(r["result"]["resultType"], "task", "{r}");
+    let plain = s.call(
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "echo plain"}, "_meta": meta()}),
+    );
+    let carried = client::carried(&plain);
+    assert!(
+        carried
+            .iter()
+            .any(|n| n.contains("<task-id>bash_2</task-id>")),
+        "{plain}"
+    );
     s.notify("notifications/cancelled", json!({"requestId": listen}));
     s.still_serving();
 }

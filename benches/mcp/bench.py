@@ -103,6 +103,61 @@ def server_target(name, argv, tool, arguments, env=None):
     return Target(name, once, server.close)
 
 
+STATELESS_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "0"},
+}
+
+
+def stateless_target(name, argv):
+    """The same `bash` call as a 2026-07-28 stateless request (no
+    handshake; `_meta` on the request, `resultType` on the result)."""
+    server = StdioServer(argv)
+
+    def once():
+        result = server.request(
+            "tools/call",
+            {"_meta": STATELESS_META, "name": "bash", "arguments": {"command": "echo hi"}},
+        )
+        return "hi" in text_of(result)
+
+    return Target(name, once, server.close)
+
+
+def task_latency(argv, n, after_ms=50):
+    """A task's life through the tasks extension: a `bash` call that runs
+    past the task delay answers with a task; from the command's end to a
+    `tasks/get` that sees it completed. Returns (create, end -> completed)
+    samples in seconds."""
+    meta = dict(STATELESS_META)
+    meta["io.modelcontextprotocol/clientCapabilities"] = {
+        "extensions": {"io.modelcontextprotocol/tasks": {}}
+    }
+    server = StdioServer(argv + ["--task-after-ms", str(after_ms)])
+    create, complete = [], []
+    try:
+        for _ in range(n):
+            t0 = time.perf_counter()
+            created = server.request(
+                "tools/call",
+                {"_meta": meta, "name": "bash",
+                 "arguments": {"command": "sleep 0.1; date +%s%N"}},
+            )
+            create.append(time.perf_counter() - t0)
+            task = created["taskId"]
+            while True:
+                got = server.request("tasks/get", {"_meta": meta, "taskId": task})
+                if got["status"] != "working":
+                    seen = time.time_ns()
+                    break
+            printed = int(text_of(got["result"]).strip())
+            complete.append((seen - printed) / 1e9)
+    finally:
+        server.close()
+    return create, complete
+
+
 def direct_target():
     def once():
         out = subprocess.run(["bash", "-c", "echo hi"], capture_output=True, check=True).stdout
@@ -147,6 +202,8 @@ def main():
                 {"command": "echo hi"},
             )
         )
+        # The same call, stateless (MCP 2026-07-28).
+        targets.append(stateless_target("bashtools-mcp, stateless 2026-07-28", [a.bashtools]))
         if a.desktop_commander:
             targets.append(
                 server_target(
@@ -178,6 +235,17 @@ def main():
     for t in targets:
         med = statistics.median(t.samples)
         print(f"| {t.name} | {med * 1e3:.2f} | {p99(t.samples) * 1e3:.2f} | {med / base:.2f}× | {t.missed} |")
+
+    # A task's life (tasks extension): created at the task delay (50 ms
+    # here), then from the command's last act to a tasks/get that sees it
+    # completed (polled back to back).
+    create, complete = task_latency([a.bashtools], max(20, a.n // 10))
+    print()
+    print(f"Tasks, {len(create)} tasks (`--task-after-ms 50`, `sleep 0.1; date +%s%N`):\n")
+    print("| what | median | p99 |")
+    print("|---|---:|---:|")
+    print(f"| call → CreateTaskResult (includes the 50 ms delay) | {statistics.median(create) * 1e3:.2f} | {p99(create) * 1e3:.2f} |")
+    print(f"| command's end → tasks/get sees `completed` | {statistics.median(complete) * 1e3:.2f} | {p99(complete) * 1e3:.2f} |")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -230,9 +230,7 @@ pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
             let body = match &task {
                 // The task instead of the result; the notifications wait
                 // for the next result.
-                Some((TaskMode::Foreground, (_, created))) if carried.is_empty() => {
-                    protocol::as_task(created.clone())
-                }
+                Some((TaskMode::Foreground, (_, created))) => protocol::as_task(created.clone()),
                 Some((_, (id, _))) => {
                     let mut body = call_result(&result, &carried, call.era, call.structured);
                     body["structuredContent"]["taskId"] = json!(id);
@@ -242,9 +240,10 @@ pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
             };
             jsonrpc::result(&call.id, body)
         };
-        cx.inbox.finish(seq, announced, Some(&mut respond));
+        let carries = !matches!(task, Some((TaskMode::Foreground, _)));
+        cx.inbox.finish(seq, announced, Some(&mut respond), carries);
     } else {
-        cx.inbox.finish(seq, announced, None);
+        cx.inbox.finish(seq, announced, None, true);
     }
     cx.calls.done(&key);
 }

@@ -132,6 +132,7 @@ impl Inbox {
         seq: Seq,
         announced: Vec<String>,
         respond: Option<&mut dyn FnMut(Vec<Notification>) -> Value>,
+        carries: bool,
     ) {
         let mut st = self.state.lock();
         st.calls.remove(&seq);
@@ -143,7 +144,9 @@ impl Inbox {
         self.release_held(&mut st, &mut logs);
         self.pull_into(&mut st, &mut logs);
         if let Some(respond) = respond {
-            let carried = if self.deliver.results() {
+            // A response that cannot carry them (a task) leaves them for
+            // the next result.
+            let carried = if self.deliver.results() && carries {
                 st.undelivered.drain(..).collect()
             } else {
                 Vec::new()
