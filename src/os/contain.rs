@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 
 use crate::os::cgroup::{Cell, Jail};
 use crate::os::keeper::Keeper;
-use crate::os::launch::{restrict, Via};
+use crate::os::launch::{caps, Via};
 
 /// How the commands of a `BashTools` are held, so that stopping one stops
 /// everything it started.
@@ -149,7 +149,7 @@ impl Contain {
             _keeper: keeper,
             mark,
             mark_entry,
-            namespace: restrict::has_effective(restrict::CAP_SYS_ADMIN),
+            namespace: caps::has_effective(caps::CAP_SYS_ADMIN),
         }
     }
 

@@ -206,6 +206,14 @@ fn render_bytes_chunked(
     renderer.finish(finished)
 }
 
+/// Steps 2 and 3: the line filter, if any, then the trimmer.
+fn downstream(lines: &mut Option<LineFilter<'_>>, trim: &mut Trimmer, text: &str, src_len: usize) {
+    match lines {
+        Some(filter) => filter.push(text, src_len, trim),
+        None => trim.push(text),
+    }
+}
+
 /// The whole pipeline: bytes in, [`Rendered`] out.
 struct Renderer<'r> {
     utf8: Utf8Stream,
@@ -231,10 +239,7 @@ impl<'r> Renderer<'r> {
     fn feed(&mut self, bytes: &[u8]) {
         self.fed += bytes.len() as u64;
         let (terminal, lines, trim) = (&mut self.terminal, &mut self.lines, &mut self.trim);
-        let mut down = |text: &str, src_len: usize| match lines {
-            Some(filter) => filter.push(text, src_len, trim),
-            None => trim.push(text),
-        };
+        let mut down = |text: &str, src_len: usize| downstream(lines, trim, text, src_len);
         self.utf8.feed(bytes, |text, src_len| match terminal {
             Some(t) => t.push(text, src_len, &mut down),
             None => down(text, src_len),
@@ -245,10 +250,7 @@ impl<'r> Renderer<'r> {
     /// the next read unless `finished`. Returns the source bytes left.
     fn end_terminal(&mut self, finished: bool) -> u64 {
         let (lines, trim) = (&mut self.lines, &mut self.trim);
-        let mut down = |text: &str, src_len: usize| match lines {
-            Some(filter) => filter.push(text, src_len, trim),
-            None => trim.push(text),
-        };
+        let mut down = |text: &str, src_len: usize| downstream(lines, trim, text, src_len);
         match self.terminal.as_mut() {
             Some(t) => t.finish(finished, &mut down),
             None => 0,
@@ -272,10 +274,7 @@ impl<'r> Renderer<'r> {
     /// The rest of a cut character, at the end of everything.
     fn finish_utf8(&mut self) {
         let (terminal, lines, trim) = (&mut self.terminal, &mut self.lines, &mut self.trim);
-        let mut down = |text: &str, src_len: usize| match lines {
-            Some(filter) => filter.push(text, src_len, trim),
-            None => trim.push(text),
-        };
+        let mut down = |text: &str, src_len: usize| downstream(lines, trim, text, src_len);
         self.utf8.finish(|text, src_len| match terminal {
             Some(t) => t.push(text, src_len, &mut down),
             None => down(text, src_len),

@@ -47,6 +47,7 @@
 //! cgroup, restrict it or close the host's descriptors, and measured no
 //! faster than the shared clone (BENCHMARKS.md, "The launcher").
 
+pub(crate) mod caps;
 mod child;
 #[cfg(target_arch = "x86_64")]
 mod clone3;

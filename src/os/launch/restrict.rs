@@ -29,6 +29,7 @@ use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 
 use nix::libc;
 
+use super::caps::has_effective;
 use super::view::View;
 use super::Step;
 use crate::os::sandbox::Rules;
@@ -58,8 +59,6 @@ const PR_CAPBSET_DROP: libc::c_int = 24;
 const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 /// `CAP_SETPCAP`.
 const CAP_SETPCAP: u32 = 8;
-/// `CAP_SYS_ADMIN`.
-pub(crate) const CAP_SYS_ADMIN: u32 = 21;
 /// The highest capability number any kernel has had a use for, with room.
 const LAST_CAP: libc::c_ulong = 63;
 /// `TIOCLINUX`.
@@ -186,19 +185,6 @@ struct CapData {
     effective: u32,
     permitted: u32,
     inheritable: u32,
-}
-
-/// Whether this process has capability `cap` in its effective set
-/// (`CapEff` of `/proc/self/status`).
-pub(crate) fn has_effective(cap: u32) -> bool {
-    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
-        return false;
-    };
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
-        .is_some_and(|set| set & (1 << cap) != 0)
 }
 
 /// The native audit architecture, as `seccomp_data.arch` gives it.

@@ -44,8 +44,8 @@ use std::path::Path;
 
 use nix::libc;
 
+use super::caps::{has_effective, CAP_SYS_ADMIN};
 use super::child::errno;
-use super::restrict::{has_effective, CAP_SYS_ADMIN};
 use super::{reap_failed, SignalsBlocked, Step};
 
 /// `OPEN_TREE_CLONE`, `AT_RECURSIVE`, `MOVE_MOUNT_F_EMPTY_PATH` and
@@ -268,8 +268,11 @@ fn build(plan: &Plan, clones: &mut [RawFd]) -> Result<(), (Stage, i32)> {
     } else {
         libc::CLONE_NEWNS
     };
-    // SAFETY (each block): system calls on integers, NUL-terminated paths
-    // and buffers the parent prepared, and structs on this stack.
+    // Sound throughout: this is the forked helper (its own copy of memory,
+    // single-threaded), every pointer is to a NUL-terminated string the
+    // parent made or a struct on this stack, alive across each call, and
+    // the namespaces changed are the helper's own.
+    // SAFETY: integers only; changes only this helper's namespaces.
     if unsafe { libc::unshare(flags) } != 0 {
         return Err(fail(Stage::Unshare));
     }
@@ -279,6 +282,8 @@ fn build(plan: &Plan, clones: &mut [RawFd]) -> Result<(), (Stage, i32)> {
         write_file(&plan.gid_map.0, &plan.gid_map.1).map_err(|e| (Stage::Ids, e))?;
     }
     let none = std::ptr::null::<libc::c_char>();
+    // SAFETY: a static NUL-terminated path and null pointers the call
+    // allows (no source, no type, no data for a propagation change).
     if unsafe {
         libc::mount(
             none,
@@ -292,6 +297,8 @@ fn build(plan: &Plan, clones: &mut [RawFd]) -> Result<(), (Stage, i32)> {
         return Err(fail(Stage::Slave));
     }
     for (root, clone) in plan.roots.iter().zip(clones.iter_mut()) {
+        // SAFETY: a NUL-terminated path the parent prepared; the descriptor
+        // it returns is kept in `clones` and dies with the helper.
         let fd = unsafe {
             libc::syscall(
                 libc::SYS_open_tree,
@@ -311,6 +318,8 @@ fn build(plan: &Plan, clones: &mut [RawFd]) -> Result<(), (Stage, i32)> {
         propagation: 0,
         userns_fd: 0,
     };
+    // SAFETY: a static path and a `struct mount_attr` on this stack, of the
+    // size the call is told.
     let r = unsafe {
         libc::syscall(
             libc::SYS_mount_setattr,
@@ -325,6 +334,8 @@ fn build(plan: &Plan, clones: &mut [RawFd]) -> Result<(), (Stage, i32)> {
         return Err(fail(Stage::ReadOnly));
     }
     for (root, &clone) in plan.roots.iter().zip(clones.iter()) {
+        // SAFETY: a descriptor from `open_tree` above, an empty static path
+        // (with `MOVE_MOUNT_F_EMPTY_PATH`) and a NUL-terminated target.
         let r = unsafe {
             libc::syscall(
                 libc::SYS_move_mount,
