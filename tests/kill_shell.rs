@@ -126,19 +126,25 @@ fn a_shell_that_completed_reports_completed() {
 #[test]
 fn kill_shell_stops_what_an_ended_shell_left_running() {
     let t = tools();
-    let id = background(&t, "sleep 1000 & echo started");
-    let pgid = pgid_of(&t);
+    // The leader prints its pid (its group's id) itself: it may end before
+    // the tools list it, so `background_pids` could never show it.
+    let id = background(&t, "sleep 1000 & echo $$");
+    let mut seen = String::new();
     wait_until("the leader has ended", || {
-        t.bash_output(&json!({"bash_id": id}))
-            .text
-            .starts_with("<status>completed</status>")
+        let text = t.bash_output(&json!({"bash_id": id})).text;
+        seen.push_str(&text);
+        text.starts_with("<status>completed</status>")
     });
+    let pgid: u32 = seen
+        .lines()
+        .find_map(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {seen:?}"));
     assert!(!live_in_group(pgid).is_empty(), "the sleep runs on");
     let r = t.kill_shell(&json!({"shell_id": id}));
     assert_eq!(
         (r.text.as_str(), r.is_error),
         (
-            "Successfully stopped task: bash_1 (sleep 1000 & echo started)",
+            "Successfully stopped task: bash_1 (sleep 1000 & echo $$)",
             false
         )
     );
