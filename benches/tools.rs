@@ -43,12 +43,13 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     type Case = (&'static str, fn(&Mode));
-    let cases: [Case; 16] = [
+    let cases: [Case; 17] = [
         ("true", fg_true),
         ("launcher", launcher_true),
         ("cwd", persist_cwd_true),
         ("sandbox", sandbox_true),
         ("contain", containment_true),
+        ("limits", limits_true),
         ("gib", one_gib),
         ("render", render_gib),
         ("block", block_latency),
@@ -443,6 +444,59 @@ fn containment_true(mode: &Mode) {
     let paired = |r: f64| format!("{r:.3}x");
     row("paired, containment on", "", "", &paired(pa), "<= 1.15x");
     row("paired, containment off", "", "", &paired(pb), "<= 1.10x");
+}
+
+/// Foreground `true` with every limit set (memory, processes, CPU) beside
+/// the same tools with none (`pids_limit(0)`), turn about; both in cgroup
+/// mode, so the difference is the limits' own cost: the child joining its
+/// v1 directories on a hybrid host, and the cost read at its end.
+fn limits_true(mode: &Mode) {
+    let n = mode.n(1000, 150);
+    let limited = match BashTools::builder()
+        .memory_limit(1 << 30)
+        .pids_limit(4096)
+        .cpu_limit(2.0)
+        .build()
+    {
+        Ok(t) => t,
+        Err(e) => {
+            println!("\n### foreground `true` with limits: not run ({e})");
+            return;
+        }
+    };
+    let plain = BashTools::builder().pids_limit(0).build().expect("tools");
+    let input = json!({"command": "true"});
+    for _ in 0..n / 10 {
+        limited.bash(&input, &me());
+        plain.bash(&input, &me());
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        for k in 0..2 {
+            let s = Instant::now();
+            if (i + k) % 2 == 0 {
+                assert!(!limited.bash(&input, &me()).is_error);
+            } else {
+                assert!(!plain.bash(&input, &me()).is_error);
+            }
+            [&mut a, &mut b][(i + k) % 2].push(s.elapsed());
+        }
+    }
+    let pa = paired_ratio(&a, &b);
+    let (a, b) = (stats(a), stats(b));
+    header(&format!(
+        "foreground `true` with memory, pids and cpu limits vs none ({:?}), {n} times",
+        limited.containment()
+    ));
+    versus("median, limits vs none", a.median, b.median, "<= 1.05x");
+    versus("p99, limits vs none", a.p99, b.p99, "");
+    row(
+        "paired, limits vs none",
+        "",
+        "",
+        &format!("{pa:.3}x"),
+        "<= 1.05x",
+    );
 }
 
 /// The baseline of a command's output: `bash -c 'CMD > file'` through std,

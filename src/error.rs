@@ -58,6 +58,14 @@ pub enum ErrorKind {
     /// [`interactive_ungated`](crate::Builder::interactive_ungated): what is
     /// typed into a running program passes no gate.
     InteractiveGated,
+    /// A limit ([`memory_limit`](crate::Builder::memory_limit),
+    /// [`pids_limit`](crate::Builder::pids_limit),
+    /// [`cpu_limit`](crate::Builder::cpu_limit)) has a value out of range.
+    LimitInvalid,
+    /// A limit was asked for and cannot be applied here: no cgroup can be
+    /// made for commands, or no hierarchy offers its controller. Never
+    /// silently off.
+    LimitUnavailable,
 }
 
 #[derive(Debug)]
@@ -79,6 +87,10 @@ enum Repr {
     Sandbox(Option<PathBuf>, io::Error),
     /// Interactive commands beside a gate, not allowed ungated.
     InteractiveGated,
+    /// A limit's value is out of range (the option, why).
+    LimitInvalid(&'static str, String),
+    /// A limit cannot be applied here (the option, why).
+    LimitUnavailable(&'static str, String),
 }
 
 impl Error {
@@ -118,6 +130,27 @@ impl Error {
         }
     }
 
+    pub(crate) fn limit_invalid(option: &'static str, why: String) -> Self {
+        Error {
+            kind: Repr::LimitInvalid(option, why),
+        }
+    }
+
+    pub(crate) fn limit_unavailable(option: &'static str, why: String) -> Self {
+        Error {
+            kind: Repr::LimitUnavailable(option, why),
+        }
+    }
+
+    /// The option a limit error is about (`memory_limit`, `pids_limit`,
+    /// `cpu_limit`).
+    pub fn option(&self) -> Option<&'static str> {
+        match &self.kind {
+            Repr::LimitInvalid(o, _) | Repr::LimitUnavailable(o, _) => Some(o),
+            _ => None,
+        }
+    }
+
     pub(crate) fn interactive_gated() -> Self {
         Error {
             kind: Repr::InteractiveGated,
@@ -143,6 +176,8 @@ impl Error {
             Repr::SandboxUnsupported => ErrorKind::SandboxUnsupported,
             Repr::Sandbox(..) => ErrorKind::Sandbox,
             Repr::InteractiveGated => ErrorKind::InteractiveGated,
+            Repr::LimitInvalid(..) => ErrorKind::LimitInvalid,
+            Repr::LimitUnavailable(..) => ErrorKind::LimitUnavailable,
         }
     }
 
@@ -156,7 +191,9 @@ impl Error {
             Repr::CurrentDirectory(_)
             | Repr::Thread(..)
             | Repr::SandboxUnsupported
-            | Repr::InteractiveGated => None,
+            | Repr::InteractiveGated
+            | Repr::LimitInvalid(..)
+            | Repr::LimitUnavailable(..) => None,
         }
     }
 }
@@ -188,6 +225,8 @@ impl fmt::Display for Error {
                  the gates check the command line, never what is typed into a running \
                  program; set interactive_ungated to accept that",
             ),
+            Repr::LimitInvalid(o, why) => write!(f, "{o}: {why}"),
+            Repr::LimitUnavailable(o, why) => write!(f, "{o} cannot be applied: {why}"),
             Repr::OutputDirectory(p, e) => {
                 write!(
                     f,

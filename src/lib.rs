@@ -113,6 +113,7 @@ mod caller;
 mod config;
 mod deadline;
 mod error;
+mod limits;
 mod status;
 mod texts;
 // The kernel, then the shells on it.
@@ -140,6 +141,7 @@ pub use crate::api::{BashTools, Settings};
 pub use crate::caller::Caller;
 pub use crate::config::{defaults, MonitorOptions, Sandbox, Unattended, Validator};
 pub use crate::error::{Error, ErrorKind};
+pub use crate::limits::{Limits, Usage, DEFAULT_PIDS_LIMIT};
 pub use crate::os::contain::Containment;
 pub use crate::os::sandbox::SandboxStatus;
 pub use crate::pending::{CommandHandle, Pending};

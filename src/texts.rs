@@ -288,6 +288,28 @@ pub(crate) fn output_cap(cap: u64) -> String {
     )
 }
 
+/// §11: the line after `Exit code N` of a tree stopped at its memory limit
+/// (`limit` bytes, said in MiB rounded down).
+pub(crate) fn out_of_memory(limit: u64) -> String {
+    format!(
+        "Out of memory: the command was stopped at its memory limit ({} MiB)",
+        limit >> 20
+    )
+}
+
+/// §11: the summary of a background command stopped at its memory limit.
+pub(crate) fn out_of_memory_summary(what: &str, limit: u64) -> String {
+    format!(
+        "Background command \"{what}\" ran out of memory (limit {} MiB)",
+        limit >> 20
+    )
+}
+
+/// §11: the last line of a result whose tree reached its process limit.
+pub(crate) fn pids_reached(limit: u64) -> String {
+    format!("Note: the process limit ({limit}) was reached; some forks failed")
+}
+
 /// §4 truncation marker between head and tail.
 pub(crate) fn truncated(chars: u64) -> String {
     format!("\n\n... [{chars} characters truncated] ...\n\n")
@@ -531,10 +553,20 @@ pub(crate) fn task_output(status: TaskStatus, body: Option<&str>) -> String {
 }
 
 /// §4 bash: the result of a foreground command that did not exit 0, or was
-/// stopped: `Exit code N`, its output, and the cap's note when the output
-/// cap (`cap`, in bytes) stopped it.
-pub(crate) fn failed_command(code: i32, output: &str, cap: Option<u64>) -> String {
+/// stopped: `Exit code N`, the out-of-memory line when it ran out of its
+/// memory limit (`oom`, bytes), its output, and the cap's note when the
+/// output cap (`cap`, in bytes) stopped it.
+pub(crate) fn failed_command(
+    code: i32,
+    oom: Option<u64>,
+    output: &str,
+    cap: Option<u64>,
+) -> String {
     let mut text = exit_code(code);
+    if let Some(limit) = oom {
+        text.push('\n');
+        text.push_str(&out_of_memory(limit));
+    }
     if !output.is_empty() {
         text.push('\n');
         text.push_str(output);
@@ -551,12 +583,17 @@ pub(crate) fn failed_command(code: i32, output: &str, cap: Option<u64>) -> Strin
 pub(crate) fn shell_output(
     status: TaskStatus,
     code: Option<i32>,
+    oom: Option<u64>,
     output: &str,
     cap: Option<u64>,
 ) -> String {
     let mut text = format!("<status>{status}</status>");
     if let Some(code) = code {
         text.push_str(&format!("\n<exit_code>{code}</exit_code>"));
+    }
+    if let Some(limit) = oom {
+        text.push('\n');
+        text.push_str(&out_of_memory(limit));
     }
     if !output.is_empty() {
         text.push_str("\n<stdout>\n");

@@ -102,6 +102,37 @@ fn the_server_as_pid_1_leaves_no_zombies() {
         eprintln!("SKIP: no unshare(1) on this machine");
         return;
     }
+    // Every cgroup a PID 1 server makes is named after pid 1: none may be
+    // left once it has exited (its keeper dies with its namespace).
+    let pid1_jails = || -> Vec<String> {
+        let mut all = Vec::new();
+        for line in std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+        {
+            if line.contains(" - cgroup") {
+                let mount = line.split_whitespace().nth(4).unwrap();
+                let mut dirs = vec![std::path::PathBuf::from(mount)];
+                // Our own cgroup there may be a level or two down.
+                for _ in 0..3 {
+                    let mut next = Vec::new();
+                    for d in &dirs {
+                        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+                            let name = e.file_name().to_string_lossy().into_owned();
+                            if name.starts_with("bashtools-1-") {
+                                all.push(e.path().display().to_string());
+                            } else if e.file_type().is_ok_and(|t| t.is_dir()) {
+                                next.push(e.path());
+                            }
+                        }
+                    }
+                    dirs = next;
+                }
+            }
+        }
+        all
+    };
+    let before = pid1_jails();
     let mut s = Server::start_with(&[], |cmd| {
         let program = cmd.get_program().to_os_string();
         let args: Vec<_> = cmd.get_args().map(|a| a.to_os_string()).collect();
@@ -133,6 +164,16 @@ fn the_server_as_pid_1_leaves_no_zombies() {
         assert!(Instant::now() < deadline, "zombies left: {text}");
         common::poll_pause(Duration::from_millis(100));
     }
+    // The end of stdin ends the server, which removes its cgroups itself.
+    drop(s);
+    let left: Vec<String> = pid1_jails()
+        .into_iter()
+        .filter(|j| !before.contains(j))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "cgroups left by the PID 1 server: {left:?}"
+    );
 }
 
 /// Items 5 and 20: the server is not dumpable, so a command running as the

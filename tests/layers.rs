@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("config", 0),
     ("deadline", 0),
     ("error", 0),
+    ("limits", 0),
     ("status", 0),
     ("texts", 1),
     ("os", 2),

@@ -1062,10 +1062,18 @@ fn results_carry_structured_content_from_2025_06_18_on() {
         "tools/call",
         json!({"name": "bash", "arguments": {"command": "echo hi; exit 3"}}),
     );
-    let sc = &r["result"]["structuredContent"];
+    let mut sc = r["result"]["structuredContent"].clone();
     assert_eq!(r["result"]["content"][0]["text"], "Exit code 3\nhi");
+    // What it cost: figures that vary, in their own object (SPEC §11).
+    let usage = sc.as_object_mut().unwrap().remove("usage").expect("usage");
+    assert!(
+        usage["wall_ms"].is_u64() && usage["cpu_ms"].is_u64(),
+        "{usage}"
+    );
+    assert!(usage["peak_memory_bytes"].as_u64() > Some(0), "{usage}");
+    assert!(usage["of_tree"].is_boolean(), "{usage}");
     assert_eq!(
-        *sc,
+        sc,
         json!({"is_error": true, "exit_code": 3, "output": "hi", "truncated_chars": 0}),
         "{r}"
     );

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::config::{defaults, MonitorOptions, Sandbox, Unattended, Validator};
 use crate::error::Error;
+use crate::limits::Limits;
 use crate::os::launch::Via;
 use crate::os::outdir::OutputDir;
 use crate::os::process::RealProcess;
@@ -54,6 +55,7 @@ pub struct Builder {
     interactive: bool,
     interactive_ungated: bool,
     terminal_size: (u16, u16),
+    limits: Limits,
 }
 
 impl std::fmt::Debug for Builder {
@@ -88,6 +90,7 @@ impl std::fmt::Debug for Builder {
             .field("interactive", &self.interactive)
             .field("interactive_ungated", &self.interactive_ungated)
             .field("terminal_size", &self.terminal_size)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -121,6 +124,7 @@ impl Default for Builder {
             interactive: defaults::INTERACTIVE,
             interactive_ungated: false,
             terminal_size: defaults::TERMINAL_SIZE,
+            limits: Limits::default(),
         }
     }
 }
@@ -387,6 +391,46 @@ impl Builder {
         self
     }
 
+    /// At most `bytes` of memory for each command's whole tree, no swap
+    /// (cgroup `memory.max`, `memory.swap.max = 0`, `memory.oom.group`; on a
+    /// hybrid host the v1 memory controller). Past it the tree is stopped
+    /// and the result says "Out of memory". At least 1 MiB. Default: none.
+    ///
+    /// Needs cgroups: where they cannot be made, [`build`](Self::build)
+    /// fails with [`ErrorKind::LimitUnavailable`](crate::ErrorKind) rather
+    /// than run commands without it.
+    ///
+    /// ```no_run
+    /// let tools = bashtools::BashTools::builder()
+    ///     .memory_limit(512 << 20)
+    ///     .build()?;
+    /// # Ok::<(), bashtools::Error>(())
+    /// ```
+    pub fn memory_limit(mut self, bytes: u64) -> Self {
+        self.limits.memory = Some(bytes);
+        self
+    }
+
+    /// At most `n` processes and threads at once in each command's tree
+    /// (`pids.max`): a fork bomb fails inside its own tree, and the result
+    /// says the limit was reached. 0: none. Default:
+    /// [`DEFAULT_PIDS_LIMIT`](crate::DEFAULT_PIDS_LIMIT) where cgroups with
+    /// the pids controller can be made, none elsewhere
+    /// ([`BashTools::pids_limit`](crate::BashTools::pids_limit) says which).
+    /// Set explicitly, it needs cgroups, as [`memory_limit`](Self::memory_limit).
+    pub fn pids_limit(mut self, n: u64) -> Self {
+        self.limits.pids = Some(n);
+        self
+    }
+
+    /// At most `cpus` CPUs' worth of time for each command's tree
+    /// (`cpu.max`; v1 `cpu.cfs_quota_us`), e.g. 0.5 or 2; at least 0.01.
+    /// Default: none. Needs cgroups, as [`memory_limit`](Self::memory_limit).
+    pub fn cpu_limit(mut self, cpus: f64) -> Self {
+        self.limits = self.limits.cpu(cpus);
+        self
+    }
+
     /// Checks the options and builds the tools.
     ///
     /// # Errors
@@ -396,6 +440,10 @@ impl Builder {
     /// best effort, enforced, and interactive commands beside a gate
     /// without `interactive_ungated` ([`ErrorKind`](crate::ErrorKind)).
     pub fn build(self) -> Result<BashTools, Error> {
+        let limits = self.limits;
+        limits
+            .check()
+            .map_err(|(option, why)| Error::limit_invalid(option, why))?;
         crate::timer::start().map_err(|e| Error::thread("timer thread", e))?;
         let (config, tasks, tmp) = self.resolve()?;
         let outdir = OutputDir::create(&config.output_root)
@@ -412,12 +460,16 @@ impl Builder {
         // blocks SIGCHLD, it would still get every exit, but a failure to
         // start it is best told here.
         crate::os::reaper::init().map_err(|e| Error::thread("reaper", e))?;
-        let process = Arc::new(RealProcess::new(
-            config.clone(),
-            outdir.path(),
-            restrictions,
-            Via::from_env(),
-        ));
+        let process = Arc::new(
+            RealProcess::new(
+                config.clone(),
+                outdir.path(),
+                restrictions,
+                Via::from_env(),
+                limits,
+            )
+            .map_err(|(option, why)| Error::limit_unavailable(option, why))?,
+        );
         let sandbox = tmp.zip(status);
         BashTools::from_parts(config, tasks, outdir, process, sandbox)
     }

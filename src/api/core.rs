@@ -140,6 +140,7 @@ impl Core {
     /// Ends the tools: stops everything and refuses every later call.
     pub(crate) fn close(&self) {
         self.shells.close();
+        self.shells.process().close();
         self.join_readers();
     }
 
@@ -158,7 +159,10 @@ impl Core {
 
 /// The end notification of a background shell.
 fn notify_end(tasks: &Tasks, ended: &Ended) {
-    let summary = texts::shell_summary(&ended.what, ended.status, ended.code);
+    let summary = match ended.out_of_memory {
+        Some(limit) => texts::out_of_memory_summary(&ended.what, limit),
+        None => texts::shell_summary(&ended.what, ended.status, ended.code),
+    };
     let text = texts::end_notification(
         &ended.id,
         ended.call.as_deref(),

@@ -203,6 +203,7 @@ impl Core {
             stopped: self.cause(shell.stop_reason()),
             output_lost: crate::os::outdir::no_space(shell.output()),
             cwd_reset: place.reset.clone(),
+            usage: shell.usage().unwrap_or_default(),
         })
     }
 }

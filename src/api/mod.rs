@@ -342,6 +342,22 @@ impl BashTools {
         self.core().shells.process().containment()
     }
 
+    /// The process limit every command gets (`Ok(n)`), or why there is
+    /// none (`Err(reason)`): [`DEFAULT_PIDS_LIMIT`](crate::DEFAULT_PIDS_LIMIT)
+    /// by default where cgroups with the pids controller can be made.
+    ///
+    /// ```no_run
+    /// let tools = bashtools::BashTools::builder().build()?;
+    /// match tools.pids_limit() {
+    ///     Ok(n) => println!("limits: pids {n}"),
+    ///     Err(why) => println!("limits: pids not applied ({why})"),
+    /// }
+    /// # Ok::<(), bashtools::Error>(())
+    /// ```
+    pub fn pids_limit(&self) -> Result<u64, String> {
+        self.core().shells.process().pids_limit()
+    }
+
     /// The cgroup that holds every command of these tools, in cgroup mode.
     pub fn cgroup(&self) -> Option<PathBuf> {
         self.core().shells.process().cgroup()

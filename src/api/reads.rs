@@ -43,13 +43,18 @@ impl Core {
     /// foreground result is), its exit code, why it was stopped. `None`
     /// while it runs or for a key it does not know.
     pub(crate) fn as_foreground(&self, key: Key) -> Option<Result<Exited, CallError>> {
-        let (path, code, reason) = {
+        let (path, code, reason, usage) = {
             let inner = self.shells.table().lock();
             let s = inner.get(key)?;
             if s.is_running() {
                 return None;
             }
-            (s.output().to_path_buf(), s.exit_code(), s.stop_reason())
+            (
+                s.output().to_path_buf(),
+                s.exit_code(),
+                s.stop_reason(),
+                s.usage().unwrap_or_default(),
+            )
         };
         let (limit, terminal) = (self.config.output_limit, self.config.render_output);
         let rendered = match output::render_file_as(&path, 0, limit, None, true, terminal) {
@@ -63,6 +68,7 @@ impl Core {
             stopped: self.cause(reason),
             output_lost: crate::os::outdir::no_space(&path),
             cwd_reset: None,
+            usage,
         }))
     }
 
@@ -111,6 +117,7 @@ impl Core {
             exit_code: s.exit_code(),
             output_file: s.output().to_path_buf(),
             stopped: self.cause(s.stop_reason()),
+            usage: s.usage(),
         })
     }
 

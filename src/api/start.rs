@@ -192,6 +192,7 @@ impl Core {
             recipient: caller.get_recipient().to_string(),
             call: caller.get_call().map(str::to_string),
             detached: caller.is_detached(),
+            limits: cmd.get_limits(),
         };
         let key = self.start_shell(
             new,

@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::limits::{Limits, Usage};
 use crate::status::TaskStatus;
 
 /// The ID of a background shell: `bash_N` or `monitor_N`.
@@ -71,6 +72,7 @@ pub struct Command {
     working_directory: Option<PathBuf>,
     interactive: bool,
     stdin: Option<String>,
+    limits: Option<Limits>,
 }
 
 impl Command {
@@ -84,7 +86,28 @@ impl Command {
             working_directory: None,
             interactive: false,
             stdin: None,
+            limits: None,
         }
+    }
+
+    /// Limits for this command in place of the builder's, field by field
+    /// (a field not set keeps the builder's value). A limit that cannot be
+    /// applied here fails the call ([`CallError::SpawnFailed`]) instead of
+    /// running the command without it.
+    ///
+    /// ```
+    /// use bashtools::{Command, Limits};
+    /// let cmd = Command::new("make -j8").limits(Limits::new().memory(2 << 30).cpu(2.0));
+    /// assert_eq!(cmd.get_limits().and_then(|l| l.memory_bytes()), Some(2 << 30));
+    /// ```
+    pub fn limits(mut self, limits: Limits) -> Command {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// The limits set with [`limits`](Self::limits).
+    pub fn get_limits(&self) -> Option<Limits> {
+        self.limits
     }
 
     /// How long it runs in the foreground before it moves to the background
@@ -246,9 +269,24 @@ pub struct Exited {
     pub(crate) stopped: Option<StopCause>,
     pub(crate) output_lost: bool,
     pub(crate) cwd_reset: Option<CwdReset>,
+    pub(crate) usage: Usage,
 }
 
 impl Exited {
+    /// What it cost (wall time, CPU time, peak memory) and the limits it
+    /// ran into.
+    ///
+    /// ```no_run
+    /// use bashtools::{BashTools, Caller, Command, Outcome};
+    /// let tools = BashTools::builder().memory_limit(64 << 20).build()?;
+    /// let cmd = Command::new("python3 -c 'x = bytearray(200 << 20)'");
+    /// let Outcome::Exited(e) = tools.run(&cmd, &Caller::default())? else { panic!() };
+    /// assert_eq!(e.usage().out_of_memory(), Some(64 << 20));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn usage(&self) -> &Usage {
+        &self.usage
+    }
     /// The exit code: N, 128+S when a signal ended it, -1 when its status
     /// was lost (the host reaped it).
     pub fn code(&self) -> i32 {
@@ -345,9 +383,14 @@ pub struct ShellInfo {
     pub(crate) exit_code: Option<i32>,
     pub(crate) output_file: PathBuf,
     pub(crate) stopped: Option<StopCause>,
+    pub(crate) usage: Option<Usage>,
 }
 
 impl ShellInfo {
+    /// What it cost and the limits it ran into, once it has ended.
+    pub fn usage(&self) -> Option<&Usage> {
+        self.usage.as_ref()
+    }
     /// Its ID.
     pub fn id(&self) -> &ShellId {
         &self.id

@@ -82,7 +82,21 @@ pub(crate) fn output_schema() -> Value {
             "output": {"type": "string", "description": "The output the result shows, after truncation."},
             "truncated_chars": {"type": "integer", "minimum": 0, "description": "How many characters of that output were left out."},
             "output_file": {"type": "string", "description": "The file holding the shell's whole output."},
-            "taskId": {"type": "string", "description": "The task (tasks extension) the shell is, for a request that declared it."}
+            "taskId": {"type": "string", "description": "The task (tasks extension) the shell is, for a request that declared it."},
+            "usage": {
+                "type": "object",
+                "description": "What the ended command cost: wall and CPU time (user + system) in milliseconds, peak memory in bytes (the whole tree's where its cgroup counts them: of_tree), and the limits it ran into.",
+                "properties": {
+                    "wall_ms": {"type": "integer", "minimum": 0},
+                    "cpu_ms": {"type": "integer", "minimum": 0},
+                    "peak_memory_bytes": {"type": "integer", "minimum": 0},
+                    "of_tree": {"type": "boolean"},
+                    "out_of_memory_limit_bytes": {"type": "integer", "minimum": 0, "description": "The memory limit the tree was stopped at."},
+                    "pids_limit_reached": {"type": "integer", "minimum": 0, "description": "The process limit the tree reached."}
+                },
+                "required": ["wall_ms", "of_tree"],
+                "additionalProperties": false
+            }
         },
         "required": ["is_error"],
         "additionalProperties": false
@@ -110,6 +124,25 @@ pub(crate) fn structured(r: &ToolResult) -> Value {
     }
     if let Some(file) = &r.output_file {
         s["output_file"] = json!(file.to_string_lossy());
+    }
+    if let Some(u) = &r.usage {
+        let mut usage = json!({
+            "wall_ms": u.wall().as_millis() as u64,
+            "of_tree": u.of_tree(),
+        });
+        if let Some(cpu) = u.cpu() {
+            usage["cpu_ms"] = json!(cpu.as_millis() as u64);
+        }
+        if let Some(peak) = u.peak_memory() {
+            usage["peak_memory_bytes"] = json!(peak);
+        }
+        if let Some(limit) = u.out_of_memory() {
+            usage["out_of_memory_limit_bytes"] = json!(limit);
+        }
+        if let Some(limit) = u.pids_limit_reached() {
+            usage["pids_limit_reached"] = json!(limit);
+        }
+        s["usage"] = usage;
     }
     s
 }

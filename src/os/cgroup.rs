@@ -69,7 +69,7 @@ fn cgroup2_mount(line: &str) -> Option<(String, PathBuf)> {
 }
 
 /// `mountinfo` writes space, tab, newline and backslash as `\ooo`.
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -188,9 +188,13 @@ pub(crate) struct Cell {
 
 impl Cell {
     /// The cell's directory.
-    #[cfg(test)]
-    pub(crate) fn dir(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.dir
+    }
+
+    /// The cell's name (`run-N`), which its v1 directories share.
+    pub(crate) fn name(&self) -> &std::ffi::OsStr {
+        self.dir.file_name().unwrap_or_default()
     }
 
     /// Another handle on the same cell (its path and events file).

@@ -19,9 +19,12 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::os::cgroup::{Cell, Jail};
+use crate::limits::{Cost, Limits};
+use crate::os::budget::{Budget, CellSet};
+use crate::os::cgroup::Jail;
 use crate::os::keeper::Keeper;
 use crate::os::launch::{caps, Via};
+use crate::os::reaper::Rusage;
 
 /// How the commands of a `BashTools` are held, so that stopping one stops
 /// everything it started.
@@ -69,7 +72,7 @@ enum Hold {
     /// then; and a process put in a cell the kernel still kills in would
     /// be killed too.
     Cell {
-        cell: Cell,
+        cell: CellSet,
         exited: bool,
         stopped: bool,
     },
@@ -78,14 +81,18 @@ enum Hold {
 }
 
 /// What a spawn needs to put the command where it is held: its cell,
-/// open (`None`: held by its session).
+/// open (`None`: held by its session), and its v1 directories (a hybrid
+/// host's budget).
 pub(crate) struct Entering {
     pub cell: Option<File>,
+    pub v1: Vec<File>,
 }
 
 /// One owner's containment.
 pub(crate) struct Contain {
     jail: Option<Jail>,
+    /// The limits of each command's cell, and where they are written.
+    budget: Budget,
     holds: Mutex<Holds>,
     /// Empty cells for the next commands, so making one is off the path
     /// of a command's start: one made ahead ([`Contain::make_spare`]), and
@@ -105,8 +112,8 @@ pub(crate) struct Contain {
     namespace: bool,
 }
 
-/// Empty cells kept for reuse, each open for `clone3`.
-type Spares = Arc<Mutex<Vec<(Cell, File)>>>;
+/// Empty cells kept for reuse.
+type Spares = Arc<Mutex<Vec<CellSet>>>;
 
 /// How many empty cells are kept: with two, commands run one after another
 /// never make or remove a cell (one is in use while the other waits).
@@ -128,29 +135,54 @@ impl Contain {
     /// [`MODE_VAR`] does not say `session`), else sessions; and a keeper
     /// that stops what is left, with `grace` between TERM and KILL, and
     /// removes `outdir` if the owner dies; processes are made `via` that
-    /// way.
-    pub(crate) fn new(outdir: &Path, grace: Duration, via: Via) -> Contain {
+    /// way. Fails, naming the option, when a limit of `limits` cannot be
+    /// applied here.
+    pub(crate) fn new(
+        outdir: &Path,
+        grace: Duration,
+        via: Via,
+        limits: Limits,
+    ) -> Result<Contain, (&'static str, String)> {
         let wanted = std::env::var_os(MODE_VAR).map_or(true, |v| v != "session");
-        let jail = wanted.then(|| Jail::create().ok()).flatten();
+        let jail = if wanted {
+            Jail::create().map_err(|e| e.to_string())
+        } else {
+            Err(format!("{MODE_VAR}=session"))
+        };
+        let budget = Budget::new(jail.as_ref().map_err(String::as_str), limits)?;
+        let jail = jail.ok();
         let mark = outdir.file_name().unwrap_or_default().to_os_string();
         let mut marker = OsString::new();
         if jail.is_none() {
             marker.push(format!("{MARK_VAR}="));
             marker.push(&mark);
         }
-        let keeper =
-            Keeper::start(jail.as_ref().map(|j| j.dir()), outdir, &marker, grace, via).ok();
+        let keeper = Keeper::start(
+            jail.as_ref().map(|j| j.dir()),
+            &budget.v1_dirs(),
+            outdir,
+            &marker,
+            grace,
+            via,
+        )
+        .ok();
         let mut mark_entry = format!("{MARK_VAR}=").into_bytes();
         mark_entry.extend_from_slice(mark.as_encoded_bytes());
-        Contain {
+        Ok(Contain {
             jail,
+            budget,
             holds: Mutex::new(Holds::default()),
             spare: Arc::new(Mutex::new(Vec::new())),
             _keeper: keeper,
             mark,
             mark_entry,
             namespace: caps::has_effective(caps::CAP_SYS_ADMIN),
-        }
+        })
+    }
+
+    /// The process limit every command gets, or why there is none.
+    pub(crate) fn pids_limit(&self) -> Result<u64, String> {
+        self.budget.pids()
     }
 
     /// Whether commands get a cgroup namespace rooted at their cell.
@@ -179,20 +211,49 @@ impl Contain {
         self.jail.as_ref().map(|j| j.dir())
     }
 
-    /// Prepares a place for command `key` before it is spawned. A cell that
-    /// cannot be made (e.g. `pids.max` of the parent reached) leaves this
-    /// command to its session.
-    pub(crate) fn enter(&self, key: u64) -> Entering {
+    /// Prepares a place for command `key` before it is spawned, with the
+    /// limits `over` asks for in place of the defaults. A cell that cannot
+    /// be made or set up (`pids.max` of the parent reached, no descriptor
+    /// left) leaves this command to its session, without the default
+    /// process limit; a limit asked for (by the builder or the command)
+    /// makes that an error instead.
+    pub(crate) fn enter(&self, key: u64, over: Option<&Limits>) -> std::io::Result<Entering> {
+        let limits = self.budget.resolve(over)?;
         self.prune_cells();
         let spare = self.spare.lock().pop();
+        let mut failure = None;
         let cell = self
             .jail
             .as_ref()
-            .and_then(|j| spare.or_else(|| new_cell(j)));
+            .and_then(|j| spare.or_else(|| new_cell(j, &self.budget)))
+            .and_then(|mut cell| {
+                let prepared = cell.set_limits(&self.budget, &limits).and_then(|()| {
+                    cell.begin();
+                    cell.entering()
+                });
+                match prepared {
+                    Ok(p) => Some((cell, p)),
+                    Err(e) => {
+                        let _ = cell.remove();
+                        failure = Some(e);
+                        None
+                    }
+                }
+            });
+        if cell.is_none() && self.budget.asked(over) {
+            return Err(failure.unwrap_or_else(|| {
+                std::io::Error::other(
+                    "no cgroup could be made for the command, so its limits cannot be applied",
+                )
+            }));
+        }
         let mut holds = self.holds.lock();
         match cell {
-            Some((cell, file)) => {
-                let entering = Entering { cell: Some(file) };
+            Some((cell, (file, v1))) => {
+                let entering = Entering {
+                    cell: Some(file),
+                    v1,
+                };
                 holds.by_key.insert(
                     key,
                     Entry {
@@ -204,7 +265,7 @@ impl Contain {
                         on_gone: None,
                     },
                 );
-                entering
+                Ok(entering)
             }
             None => {
                 holds.by_key.insert(
@@ -217,7 +278,10 @@ impl Contain {
                         on_gone: None,
                     },
                 );
-                Entering { cell: None }
+                Ok(Entering {
+                    cell: None,
+                    v1: Vec::new(),
+                })
             }
         }
     }
@@ -232,8 +296,8 @@ impl Contain {
         if !self.spare.lock().is_empty() {
             return;
         }
-        if let Some((cell, file)) = new_cell(jail) {
-            keep_or_remove(&self.spare, cell, file);
+        if let Some(cell) = new_cell(jail, &self.budget) {
+            keep_or_remove(&self.spare, cell);
         }
     }
 
@@ -264,7 +328,12 @@ impl Contain {
     /// gone. The command's state is recorded here; the removal of an empty
     /// cell waits for [`LeaderEnded::finish`], so whoever waits for the
     /// exit can be woken first.
-    pub(crate) fn leader_exited(&self, key: u64, on_gone: OnGone) -> LeaderEnded {
+    pub(crate) fn leader_exited(&self, key: u64, on_gone: OnGone, leader: Rusage) -> LeaderEnded {
+        let by_leader = Cost {
+            cpu: Some(leader.cpu),
+            peak_memory: Some(leader.max_rss),
+            ..Cost::default()
+        };
         let mut holds = self.holds.lock();
         let Some(entry) = holds.by_key.get_mut(&key) else {
             drop(holds);
@@ -272,12 +341,22 @@ impl Contain {
                 gone: None,
                 on_gone: Some(on_gone),
                 spare: None,
+                cost: by_leader,
             };
         };
         entry.on_gone = Some(on_gone);
+        let mut cost = by_leader;
         let (lingers, session) = match &mut entry.hold {
-            Hold::Cell { cell, exited, .. } => {
+            Hold::Cell {
+                cell,
+                exited,
+                stopped,
+            } => {
                 *exited = true;
+                cost = cell.cost(&self.budget, leader);
+                // A cell whose command hit a limit (or whose counters
+                // cannot be reset) is not reused.
+                *stopped |= !cell.reusable(&self.budget);
                 (cell.populated(), false)
             }
             // Unknown without a scan: kept until the next prune.
@@ -299,6 +378,7 @@ impl Contain {
             gone,
             on_gone: None,
             spare: self.jail.as_ref().map(|_| self.spare.clone()),
+            cost,
         }
     }
 }
@@ -312,9 +392,16 @@ pub(crate) struct LeaderEnded {
     /// Where an empty cell that was never stopped is kept for the next
     /// command instead of being removed (cgroup mode).
     spare: Option<Spares>,
+    /// What the command cost, read from its cell as its leader ended.
+    cost: Cost,
 }
 
 impl LeaderEnded {
+    /// What the command cost, and which limit it hit.
+    pub(crate) fn cost(&self) -> Cost {
+        self.cost
+    }
+
     /// Removes the empty cell and runs `on_gone` (outside every lock:
     /// it may take others).
     pub(crate) fn finish(mut self) {
@@ -329,9 +416,10 @@ impl LeaderEnded {
                     .spare
                     .as_ref()
                     .filter(|s| !stopped && s.lock().len() < SPARE_CELLS);
-                match room.map(|s| (s, cell.open())) {
-                    Some((spare, Ok(file))) => keep_or_remove(spare, cell, file),
-                    _ => {
+                let mut cell = cell;
+                match room.filter(|_| cell.reopen().is_ok()) {
+                    Some(spare) => keep_or_remove(spare, cell),
+                    None => {
                         let _ = cell.remove();
                     }
                 }
@@ -344,26 +432,51 @@ impl LeaderEnded {
 }
 
 /// Keeps `cell` among the spares if there is room, else removes it.
-fn keep_or_remove(spares: &Spares, cell: Cell, file: File) {
+fn keep_or_remove(spares: &Spares, cell: CellSet) {
     let mut spare = spares.lock();
     if spare.len() < SPARE_CELLS {
-        spare.push((cell, file));
+        spare.push(cell);
     } else {
         drop(spare);
         let _ = cell.remove();
     }
 }
 
-/// A new cell under `jail`, open; `None` if it cannot be made (the
-/// command then keeps to its session).
-fn new_cell(jail: &Jail) -> Option<(Cell, File)> {
+/// A new cell under `jail`, open, with the budget's default limits; `None`
+/// if it cannot be made (the command then keeps to its session).
+fn new_cell(jail: &Jail, budget: &Budget) -> Option<CellSet> {
     let cell = jail.cell().ok()?;
     match cell.open() {
-        Ok(file) => Some((cell, file)),
+        Ok(file) => {
+            let mut set = budget.wrap(cell, file);
+            // The usual limits now, off the path of the command's start.
+            if set.set_limits(budget, &budget.defaults()).is_err() {
+                let _ = set.remove();
+                return None;
+            }
+            Some(set)
+        }
         Err(_) => {
             let _ = cell.remove();
             None
         }
+    }
+}
+
+impl Contain {
+    /// No command will start any more: whatever is still in the jail is
+    /// killed and every cgroup removed, in every hierarchy. Called when the
+    /// tools close (a server that exits as PID 1 of its namespace takes
+    /// its keeper with it, so the drop's cleanup may never run) and at the
+    /// drop. Idempotent.
+    pub(crate) fn close(&self) {
+        for cell in self.spare.lock().drain(..) {
+            let _ = cell.remove();
+        }
+        if let Some(jail) = &self.jail {
+            jail.destroy(Instant::now() + Duration::from_secs(10));
+        }
+        self.budget.remove_v1();
     }
 }
 
@@ -373,12 +486,7 @@ impl Drop for Contain {
     fn drop(&mut self) {
         // Every entry's on_gone runs: nothing is held any more.
         self.holds.lock().by_key.clear();
-        for (cell, _) in self.spare.lock().drain(..) {
-            let _ = cell.remove();
-        }
-        if let Some(jail) = &self.jail {
-            jail.destroy(Instant::now() + Duration::from_secs(10));
-        }
+        self.close();
     }
 }
 

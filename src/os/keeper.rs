@@ -38,9 +38,11 @@ use crate::os::spawn::{bash_path, cstring, env_strings};
 /// The keeper's script: `$1` the owner's cgroup (or empty), `$2` the output
 /// directory, `$3` the grace in ticks of 50 ms, `$4` the `NAME=VALUE` that
 /// marks the environment of every process of the owner's commands (session
-/// mode; empty in cgroup mode).
+/// mode; empty in cgroup mode), then the owner's cgroup v1 directories
+/// (a hybrid host's budgets), removed once the cgroup is empty.
 const SCRIPT: &str = r#"
 jail=$1 out=$2 ticks=$3 mark=$4
+shift 4
 # Nothing is ever written: EOF means the owner is gone.
 while read -r _; do :; done
 # A pipe nobody writes: `read -t` on it waits without a process.
@@ -107,6 +109,12 @@ if [ -n "$jail" ] && [ -d "$jail" ]; then
     for d in "$jail"/run-*/; do [ -d "$d" ] && rmdir "$d"; done
     rmdir "$jail"
 fi
+# Empty once the cgroup is: every process of the commands has ended.
+for v1 in "$@"; do
+    [ -d "$v1" ] || continue
+    for d in "$v1"/run-*/; do [ -d "$d" ] && rmdir "$d"; done
+    rmdir "$v1"
+done
 rm -rf -- "$out"
 "#;
 
@@ -122,6 +130,7 @@ impl Keeper {
     /// mode) and whose output is in `outdir`, made `via` that way.
     pub(crate) fn start(
         jail: Option<&Path>,
+        v1: &[std::path::PathBuf],
         outdir: &Path,
         mark: &OsStr,
         grace: Duration,
@@ -133,11 +142,11 @@ impl Keeper {
             None,
             SockFlag::SOCK_CLOEXEC,
         )?;
-        let (argv, envp) = command(jail, outdir, mark, grace)?;
+        let (argv, envp) = command(jail, v1, outdir, mark, grace)?;
         let setup = ChildSetup::new(bash_path()?.to_owned(), argv, envp, c"/".to_owned())
             .stdio(Input::Fd(theirs.as_fd()), Output::Null, Output::Null)
             .new_session();
-        reaper::init()?.spawn(|| launch::launch(&setup, via), Box::new(|_| {}))?;
+        reaper::init()?.spawn(|| launch::launch(&setup, via), Box::new(|_, _| {}))?;
         Ok(Keeper { _end: end })
     }
 }
@@ -145,6 +154,7 @@ impl Keeper {
 /// The keeper's arguments and environment (its stdin is the socket).
 fn command(
     jail: Option<&Path>,
+    v1: &[std::path::PathBuf],
     outdir: &Path,
     mark: &OsStr,
     grace: Duration,
@@ -166,7 +176,8 @@ fn command(
         OsStr::new(&ticks),
         mark,
     ]
-    .iter()
+    .into_iter()
+    .chain(v1.iter().map(|d| d.as_os_str()))
     .map(|a| cstring(a.as_bytes()))
     .collect::<io::Result<Vec<_>>>()?;
     // No startup file of the host's (BASH_ENV) runs in the keeper: its
@@ -204,7 +215,7 @@ mod tests {
         )
         .unwrap();
         let (argv, mut envp) =
-            command(None, &out, OsStr::new(""), Duration::from_millis(50)).unwrap();
+            command(None, &[], &out, OsStr::new(""), Duration::from_millis(50)).unwrap();
         envp.push(cstring(format!("HOME={}", home.display()).as_bytes()).unwrap());
         let setup = ChildSetup::new(bash_path().unwrap().to_owned(), argv, envp, c"/".to_owned())
             .stdio(Input::Fd(theirs.as_fd()), Output::Null, Output::Null)

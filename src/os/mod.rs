@@ -6,8 +6,10 @@
 //! leaf modules and reports events up through callbacks it is given. The
 //! shells reach it through one seam, [`process::Process`].
 
+pub(crate) mod budget;
 pub(crate) mod cap;
 pub(crate) mod cgroup;
+pub(crate) mod cgroup_v1;
 pub(crate) mod contain;
 pub(crate) mod group;
 pub(crate) mod keeper;

@@ -21,15 +21,20 @@ use nix::sys::signal::Signal;
 use parking_lot::Mutex;
 
 use crate::config::Config;
+use crate::limits::{Cost, Limits};
 use crate::os::contain::{Contain, Containment, OnGone};
 use crate::os::lastdir::{Record, Startup};
 use crate::os::launch::{Restrictions, Via};
-use crate::os::reaper::{self, ExitHook};
+use crate::os::reaper::{self, Exit};
 use crate::os::{group, spawn};
 
 /// The name the shells give a command: it outlives the command's record,
 /// so what an ended command left running is still reached by it.
 pub(crate) type Key = u64;
+
+/// Runs once, on another thread, when a command's leader has been reaped:
+/// how it ended, and what the command cost (read from its cell then).
+pub(crate) type EndHook = Box<dyn FnOnce(Exit, Cost) + Send>;
 
 /// Starts commands and reaches what they started, by [`Key`].
 pub(crate) trait Process: Send + Sync + 'static {
@@ -44,7 +49,7 @@ pub(crate) trait Process: Send + Sync + 'static {
         key: Key,
         spec: spawn::SpawnSpec<'_>,
         want_pidfd: bool,
-        on_exit: ExitHook,
+        on_exit: EndHook,
         on_gone: OnGone,
     ) -> io::Result<(u32, Option<OwnedFd>)>;
     /// Sends `signals`, in order, to everything the commands `keys`
@@ -63,6 +68,12 @@ pub(crate) trait Process: Send + Sync + 'static {
     fn lingers(&self, key: Key) -> bool;
     /// How the commands are held.
     fn containment(&self) -> Containment;
+    /// The process limit every command gets, or why there is none.
+    fn pids_limit(&self) -> Result<u64, String>;
+    /// The tools are closed and every command stopped: removes what holds
+    /// them (the cgroups) now, not at the drop, which a host that exits
+    /// with a handle still alive never reaches.
+    fn close(&self) {}
     /// The cgroup of all the commands, in cgroup mode.
     fn cgroup(&self) -> Option<PathBuf>;
     /// The directory command `key` ended in, if it was started with
@@ -111,19 +122,22 @@ struct Targets {
 impl RealProcess {
     /// Containment for the commands whose output goes to `outdir` (the
     /// keeper removes it if the host dies), stopping with `config`'s grace;
-    /// every command restricted by `restrictions`, and made `via` that way.
+    /// every command restricted by `restrictions` and budgeted by `limits`,
+    /// and made `via` that way. Fails, naming the option, when a limit
+    /// cannot be applied here.
     pub(crate) fn new(
         config: Arc<Config>,
         outdir: &Path,
         restrictions: Option<Restrictions>,
         via: Via,
-    ) -> RealProcess {
-        let contain = Arc::new(Contain::new(outdir, config.kill_grace, via));
+        limits: Limits,
+    ) -> Result<RealProcess, (&'static str, String)> {
+        let contain = Arc::new(Contain::new(outdir, config.kill_grace, via, limits)?);
         let lastdir = config
             .persist_working_directory
             .then(Startup::new)
             .and_then(Result::ok);
-        RealProcess {
+        Ok(RealProcess {
             config,
             restrictions,
             via,
@@ -131,7 +145,7 @@ impl RealProcess {
             running: Arc::new(Mutex::new(HashMap::new())),
             lastdir,
             records: Mutex::new(HashMap::new()),
-        }
+        })
     }
 
     /// Makes the empty record of where command `key` ends, when asked and
@@ -154,14 +168,18 @@ impl RealProcess {
         key: Key,
         spec: spawn::SpawnSpec<'_>,
         record: Option<&Record>,
-        cell: Option<&std::fs::File>,
+        entering: &crate::os::contain::Entering,
         want_pidfd: bool,
-        on_exit: ExitHook,
+        on_exit: EndHook,
         on_gone: OnGone,
     ) -> io::Result<(u32, Option<OwnedFd>)> {
         let place = spawn::Placement {
             record,
-            cell: cell.map(|c| (c, self.contain.namespaces())),
+            cell: entering
+                .cell
+                .as_ref()
+                .map(|c| (c, self.contain.namespaces())),
+            v1: &entering.v1,
             mark: self.contain.mark(),
             lastdir: self.lastdir.as_ref(),
             restrictions: self.restrictions.as_ref(),
@@ -181,16 +199,16 @@ impl RealProcess {
                 contain.spawned(key, pid);
                 Ok(pid)
             },
-            Box::new(move |exit| {
+            Box::new(move |exit, usage| {
                 on_exit_running.lock().remove(&key);
                 // The state first, then whoever waits is woken, then an
                 // empty cell is removed; `on_gone` (the output cap's end)
                 // waits while a lingering tree can write.
-                let ended = on_exit_contain.leader_exited(key, on_gone);
+                let ended = on_exit_contain.leader_exited(key, on_gone, usage);
                 // Not held while the waiter runs: an owner dropped by it
                 // goes (and removes its cgroup) at once.
                 drop(on_exit_contain);
-                on_exit(exit);
+                on_exit(exit, ended.cost());
                 ended.finish();
             }),
         )?;
@@ -244,17 +262,23 @@ impl Process for RealProcess {
         key: Key,
         spec: spawn::SpawnSpec<'_>,
         want_pidfd: bool,
-        on_exit: ExitHook,
+        on_exit: EndHook,
         on_gone: OnGone,
     ) -> io::Result<(u32, Option<OwnedFd>)> {
         let record = self.new_record(key, spec.record_cwd)?;
         // A cgroup for the command, joined before any of its code runs.
-        let entering = self.contain.enter(key);
+        let entering = match self.contain.enter(key, spec.limits.as_ref()) {
+            Ok(e) => e,
+            Err(e) => {
+                self.forget_last_dir(key);
+                return Err(e);
+            }
+        };
         let started = self.start(
             key,
             spec,
             record.as_deref(),
-            entering.cell.as_ref(),
+            &entering,
             want_pidfd,
             on_exit,
             on_gone,
@@ -335,6 +359,14 @@ impl Process for RealProcess {
 
     fn containment(&self) -> Containment {
         self.contain.mode()
+    }
+
+    fn pids_limit(&self) -> Result<u64, String> {
+        self.contain.pids_limit()
+    }
+
+    fn close(&self) {
+        self.contain.close();
     }
 
     fn cgroup(&self) -> Option<PathBuf> {

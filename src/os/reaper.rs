@@ -4,7 +4,7 @@
 //! Each child we start is handed over with a pidfd of it (`pidfd_open(2)`),
 //! registered in one `epoll(7)` set. A pidfd becomes readable when its
 //! process exits, so the thread learns *which* child ended and reaps that
-//! one alone with `waitpid(pid, WNOHANG)`: an exit costs the same with one
+//! one alone with `wait4(pid, WNOHANG)` (which also says what it used): an exit costs the same with one
 //! live command or a thousand. Never `waitpid(-1)`, nor a `waitid(P_ALL)`
 //! peek — the kernel answers that by walking every child of the process,
 //! which made each exit cost in proportion to the live commands — and the
@@ -43,9 +43,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use nix::errno::Errno;
+use nix::libc;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::signal::Signal;
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use parking_lot::Mutex;
 use signal_hook::consts::SIGCHLD;
@@ -73,9 +73,26 @@ impl Exit {
     }
 }
 
+/// What `wait4(2)` says a reaped child used: its own and that of the
+/// children it waited for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Rusage {
+    /// User plus system time.
+    pub cpu: std::time::Duration,
+    /// The largest resident set, in bytes.
+    pub max_rss: u64,
+}
+
 /// Called once, on the reaper thread, when the pid has been reaped. It must
 /// be quick: it runs before the next exit is collected.
-pub(crate) type ExitHook = Box<dyn FnOnce(Exit) + Send>;
+pub(crate) type ExitHook = Box<dyn FnOnce(Exit, Rusage) + Send>;
+
+/// Called on the reaper thread each time a watched descriptor is readable
+/// (level-triggered: it must read what made it so). It must be quick.
+pub(crate) type WatchHook = Box<dyn FnMut() + Send>;
+
+/// Tokens of watched descriptors start here, above every pid.
+const WATCH_BASE: u64 = 1 << 40;
 
 pub(crate) struct Reaper {
     /// The children we started and have not reaped yet, each with its
@@ -86,6 +103,10 @@ pub(crate) struct Reaper {
     /// How many owned children have no pidfd: while any has, the thread
     /// also sweeps every second (a count, so an exit never walks the set).
     unpolled: AtomicUsize,
+    /// Descriptors watched for others (an OOM event of a cgroup v1), by
+    /// token; a hook is taken out while it runs.
+    watches: Mutex<HashMap<u64, (OwnedFd, Option<WatchHook>)>>,
+    next_watch: std::sync::atomic::AtomicU64,
 }
 
 struct Owned {
@@ -172,6 +193,8 @@ fn start() -> Result<Reaper, (io::ErrorKind, String)> {
         owned: Mutex::new(HashMap::new()),
         epoll,
         unpolled: AtomicUsize::new(0),
+        watches: Mutex::new(HashMap::new()),
+        next_watch: std::sync::atomic::AtomicU64::new(WATCH_BASE),
     })
 }
 
@@ -208,6 +231,7 @@ fn reap_forever(pipe: Option<UnixStream>) {
         for event in &events[..n] {
             match event.data() {
                 SIGCHLD_TOKEN => sweep = true,
+                token if token >= WATCH_BASE => reaper.run_watch(token),
                 pid => pids.push(pid as i32),
             }
         }
@@ -248,9 +272,9 @@ impl Reaper {
         // kernel did, where SIGCHLD is ignored. No SIGCHLD of ours would
         // ever tell of it: its end is told at once.
         if pidfd.is_none() {
-            if let Some(exit) = try_reap(pid as i32) {
+            if let Some((exit, usage)) = try_reap(pid as i32) {
                 drop(owned);
-                hook(exit);
+                hook(exit, usage);
                 return Ok(pid);
             }
         }
@@ -288,7 +312,7 @@ impl Reaper {
     /// ended; runs the hooks outside the lock, so a hook may call back
     /// into the reaper (to signal, or to spawn).
     fn reap(&self, pids: &[i32], sweep: bool) {
-        let mut ended: Vec<(ExitHook, Exit)> = Vec::new();
+        let mut ended: Vec<(ExitHook, Exit, Rusage)> = Vec::new();
         {
             let mut owned = self.owned.lock();
             let unpolled: Vec<i32> = if sweep {
@@ -316,7 +340,7 @@ impl Reaper {
             for &pid in pids.iter().chain(&unpolled) {
                 // A readable pidfd whose child cannot be reaped was reaped
                 // by someone else (a host's `waitpid(-1)`): Lost.
-                let Some(exit) = try_reap(pid) else {
+                let Some((exit, usage)) = try_reap(pid) else {
                     continue;
                 };
                 if let Some(o) = owned.remove(&pid) {
@@ -326,12 +350,45 @@ impl Reaper {
                     if let Some(fd) = &o.pidfd {
                         let _ = self.epoll.delete(fd);
                     }
-                    ended.push((o.hook, exit));
+                    ended.push((o.hook, exit, usage));
                 }
             }
         }
-        for (hook, exit) in ended {
-            hook(exit);
+        for (hook, exit, usage) in ended {
+            hook(exit, usage);
+        }
+    }
+
+    /// Runs `hook` on this thread whenever `fd` is readable, until
+    /// [`unwatch`](Self::unwatch) with the returned token (which closes
+    /// `fd`).
+    pub(crate) fn watch(&self, fd: OwnedFd, hook: WatchHook) -> io::Result<u64> {
+        let token = self.next_watch.fetch_add(1, Ordering::Relaxed);
+        let mut watches = self.watches.lock();
+        self.epoll
+            .add(&fd, EpollEvent::new(EpollFlags::EPOLLIN, token))
+            .map_err(io::Error::from)?;
+        watches.insert(token, (fd, Some(hook)));
+        Ok(token)
+    }
+
+    /// Stops watching `token`'s descriptor and closes it. A hook running
+    /// now runs to its end.
+    pub(crate) fn unwatch(&self, token: u64) {
+        if let Some((fd, _)) = self.watches.lock().remove(&token) {
+            let _ = self.epoll.delete(&fd);
+        }
+    }
+
+    fn run_watch(&self, token: u64) {
+        // Out of the map while it runs, so the hook may take other locks
+        // (and an unwatch meanwhile simply drops it after).
+        let Some(mut hook) = self.watches.lock().get_mut(&token).and_then(|w| w.1.take()) else {
+            return;
+        };
+        hook();
+        if let Some(w) = self.watches.lock().get_mut(&token) {
+            w.1 = Some(hook);
         }
     }
 }
@@ -359,18 +416,40 @@ fn ended_children() -> Vec<i32> {
         .collect()
 }
 
-/// One `waitpid(pid, WNOHANG)`: the exit if the pid has ended and is now reaped.
-fn try_reap(pid: i32) -> Option<Exit> {
-    match waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)) {
-        Ok(WaitStatus::Exited(_, code)) => Some(Exit::Code(code)),
-        Ok(WaitStatus::Signaled(_, sig, _)) => Some(Exit::Signal(sig as i32)),
-        // Still running; stopped and continued are not asked for.
-        Ok(_) => None,
-        // Not our child any more: somebody called waitpid(-1).
-        Err(Errno::ECHILD) => Some(Exit::Lost),
-        // EINTR and the like: the next SIGCHLD sweeps again.
-        Err(_) => None,
+/// One `wait4(pid, WNOHANG)`: the exit and what it used, if the pid has
+/// ended and is now reaped.
+fn try_reap(pid: i32) -> Option<(Exit, Rusage)> {
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value of the plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to locals of the right types.
+    let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+    if r < 0 {
+        return match Errno::last() {
+            // Not our child any more: somebody called waitpid(-1).
+            Errno::ECHILD => Some((Exit::Lost, Rusage::default())),
+            // EINTR and the like: the next SIGCHLD sweeps again.
+            _ => None,
+        };
     }
+    // 0: still running; stopped and continued are not asked for.
+    let exit = if r == 0 {
+        return None;
+    } else if libc::WIFEXITED(status) {
+        Exit::Code(libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        Exit::Signal(libc::WTERMSIG(status))
+    } else {
+        return None;
+    };
+    let time = |t: libc::timeval| {
+        std::time::Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000)
+    };
+    let usage = Rusage {
+        cpu: time(ru.ru_utime) + time(ru.ru_stime),
+        max_rss: (ru.ru_maxrss.max(0) as u64) * 1024,
+    };
+    Some((exit, usage))
 }
 
 /// A pidfd of `pid`, or `None` (in the tests: also when they ask for the
@@ -409,7 +488,7 @@ mod tests {
             .unwrap()
             .spawn(
                 || launch(&setup, Via::Clone3),
-                Box::new(move |exit| {
+                Box::new(move |exit, _| {
                     let _ = tx.send(exit);
                 }),
             )

@@ -48,6 +48,8 @@ use crate::os::launch::{self, ChildSetup, Input, Output, Restrictions, Via};
 
 /// What to start, in the words of the shells.
 pub(crate) struct SpawnSpec<'a> {
+    /// Limits in place of the owner's (the typed API's per-command ones).
+    pub limits: Option<crate::limits::Limits>,
     pub command: &'a str,
     pub cwd: &'a Path,
     /// The file stderr — and stdout, unless `stdout` is given — goes to.
@@ -74,6 +76,9 @@ pub(crate) struct Placement<'a> {
     /// The cgroup to start the command in, open, and whether it gets a
     /// cgroup namespace rooted there.
     pub cell: Option<(&'a File, bool)>,
+    /// The `cgroup.procs` of each cgroup v1 directory the command joins
+    /// (its budget on a hybrid host), open for writing.
+    pub v1: &'a [File],
     /// A variable that marks the command and all it starts (containment's).
     pub mark: Option<(OsString, OsString)>,
     /// The startup file that records where the command ends.
@@ -294,6 +299,9 @@ impl Launch<'_> {
         }
         if let Some((cell, namespace)) = place.cell {
             setup = setup.cgroup(cell.as_fd(), namespace);
+        }
+        for dir in place.v1 {
+            setup = setup.join_v1(dir.as_fd());
         }
         launch::launch(&setup, place.via)
     }

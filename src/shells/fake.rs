@@ -10,8 +10,8 @@ use nix::sys::signal::Signal;
 use parking_lot::{Condvar, Mutex};
 
 use crate::os::contain::{Containment, OnGone};
-use crate::os::process::{Key, Process};
-use crate::os::reaper::{Exit, ExitHook};
+use crate::os::process::{EndHook, Key, Process};
+use crate::os::reaper::Exit;
 use crate::os::spawn::SpawnSpec;
 
 /// What a fake process does on SIGTERM.
@@ -29,7 +29,7 @@ pub(crate) enum OnTerm {
 
 struct Proc {
     command: String,
-    hook: Option<ExitHook>,
+    hook: Option<Box<dyn FnOnce(Exit) + Send>>,
     signals: Vec<Signal>,
     on_term: OnTerm,
     /// Its tree has gone, its exit not yet recorded.
@@ -167,7 +167,7 @@ impl Process for FakeProcess {
         key: Key,
         spec: SpawnSpec<'_>,
         _want_pidfd: bool,
-        on_exit: ExitHook,
+        on_exit: EndHook,
         on_gone: OnGone,
     ) -> io::Result<(u32, Option<std::os::fd::OwnedFd>)> {
         let mut state = self.state.lock();
@@ -183,7 +183,7 @@ impl Process for FakeProcess {
                 command: spec.command.to_string(),
                 // A fake leader is its whole tree: gone when it exits.
                 hook: Some(Box::new(move |exit| {
-                    on_exit(exit);
+                    on_exit(exit, crate::limits::Cost::default());
                     on_gone();
                 })),
                 signals: Vec::new(),
@@ -245,6 +245,10 @@ impl Process for FakeProcess {
 
     fn containment(&self) -> Containment {
         Containment::Session
+    }
+
+    fn pids_limit(&self) -> Result<u64, String> {
+        Err("a fake process has no cgroup".into())
     }
 
     fn cgroup(&self) -> Option<std::path::PathBuf> {

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
+use crate::limits::Cost;
 use crate::os::reaper::Exit;
 use crate::status::TaskStatus;
 
@@ -74,6 +75,8 @@ pub(crate) struct NewShell {
     pub recipient: String,
     pub call: Option<String>,
     pub detached: bool,
+    /// Limits in place of the owner's.
+    pub limits: Option<crate::limits::Limits>,
 }
 
 /// One command: a foreground call in progress, or a background shell.
@@ -103,6 +106,8 @@ pub(crate) struct Shell {
     /// When it was recorded, and when its leader was reaped.
     pub(super) started: Instant,
     pub(super) ended_at: Option<Instant>,
+    /// What it cost and which limit it hit, once its leader has ended.
+    pub(super) cost: Cost,
 }
 
 impl Shell {
@@ -125,7 +130,14 @@ impl Shell {
             watch: None,
             started: Instant::now(),
             ended_at: None,
+            cost: Cost::default(),
         }
+    }
+
+    /// What it cost and the limits it ran into, once ended: the cgroup's
+    /// figures with the wall time.
+    pub(crate) fn usage(&self) -> Option<crate::limits::Usage> {
+        self.ended_at.map(|_| self.cost.usage(self.elapsed()))
     }
 
     /// How long it has run so far, or in all once ended.
@@ -223,6 +235,7 @@ impl Shell {
             output: self.output.clone(),
             status: self.status(),
             code: self.exit_code()?,
+            out_of_memory: self.cost.out_of_memory,
         })
     }
 }
@@ -237,4 +250,6 @@ pub(crate) struct Ended {
     pub output: PathBuf,
     pub status: TaskStatus,
     pub code: i32,
+    /// The memory limit it was stopped at, if it ran out.
+    pub out_of_memory: Option<u64>,
 }

@@ -40,7 +40,7 @@ pub(crate) enum StartError {
 pub(crate) enum Settled {
     /// It has exited: its record, taken out of the table. Its output file
     /// is still there, for the caller to read and then discard.
-    Finished(Shell),
+    Finished(Box<Shell>),
     /// Still running at its timeout: now background shell `id`, its output
     /// file renamed after it.
     Moved { id: String, output: PathBuf },
@@ -69,6 +69,8 @@ struct SideFiles {
     stdin: Option<File>,
     /// Whether the directory it ends in is recorded.
     record_cwd: bool,
+    /// Limits in place of the owner's.
+    limits: Option<crate::limits::Limits>,
 }
 
 pub(crate) struct Supervisor {
@@ -142,6 +144,10 @@ impl Supervisor {
             StartError::Io(e)
         })?;
         let command = new.command.clone();
+        let files = SideFiles {
+            limits: new.limits,
+            ..files
+        };
         let key = {
             let mut inner = self.table.lock();
             if inner.closed {
@@ -255,6 +261,7 @@ impl Supervisor {
         Ok(SideFiles {
             stdin,
             record_cwd: stdio.record_cwd,
+            limits: None,
         })
     }
 
@@ -327,16 +334,17 @@ impl Supervisor {
                 terminal: terminal.as_ref().map(|(slave, _)| *slave),
                 stdin: files.stdin.as_ref(),
                 record_cwd: files.record_cwd,
+                limits: files.limits,
             },
             // No one waits on the leader's pidfd (a monitor ends at EOF).
             false,
-            Box::new(move |exit| {
+            Box::new(move |exit, cost| {
                 // What the leader printed on its terminal is in the file
                 // before its end is told.
                 if let Some((_, terminals)) = &terminal_io {
                     terminals.drain(key);
                 }
-                table.record_exit(key, exit, |ended| on_end(ended));
+                table.record_exit(key, exit, cost, |ended| on_end(ended));
             }),
             // The cap stays on while anything the command started can still
             // write its file.
@@ -361,7 +369,7 @@ impl Supervisor {
         };
         if !shell.is_running() {
             return match inner.remove(key) {
-                Some(shell) => Settled::Finished(shell),
+                Some(shell) => Settled::Finished(Box::new(shell)),
                 None => Settled::Gone,
             };
         }

@@ -101,7 +101,13 @@ impl Table {
     /// (not a monitor, whose reader thread sends its own), then wakes
     /// blocking waiters and runs the registered ones, outside the lock: who
     /// is woken by the exit finds its notification sent.
-    pub(super) fn record_exit(&self, key: Key, exit: Exit, notify: impl FnOnce(Ended)) {
+    pub(super) fn record_exit(
+        &self,
+        key: Key,
+        exit: Exit,
+        cost: crate::limits::Cost,
+        notify: impl FnOnce(Ended),
+    ) {
         let (waiters, ended) = {
             let mut inner = self.inner.lock();
             let Some(shell) = inner.shells.get_mut(&key) else {
@@ -110,6 +116,7 @@ impl Table {
             let pid = shell.pid().unwrap_or(0);
             shell.life = Life::Exited { pid, exit };
             shell.ended_at = Some(std::time::Instant::now());
+            shell.cost = cost;
             let ended = (shell.kind == Kind::Background).then(|| shell.ended());
             (std::mem::take(&mut shell.waiters), ended.flatten())
         };

@@ -105,7 +105,8 @@ pub(crate) fn exited(e: &Exited) -> ToolResult {
         (true, true) => Some(texts::OUTPUT_LOST),
         (true, false) => Some(texts::OUTPUT_CUT),
     };
-    let result = if e.success() {
+    let oom = e.usage().out_of_memory();
+    let result = if e.success() && oom.is_none() {
         match (e.output().is_empty(), lost) {
             (true, Some(lost)) => ToolResult::ok(lost),
             (true, None) => ToolResult::ok(texts::NO_OUTPUT),
@@ -113,14 +114,33 @@ pub(crate) fn exited(e: &Exited) -> ToolResult {
             (false, None) => ToolResult::ok(e.output()),
         }
     } else {
-        let mut text = texts::failed_command(e.code(), e.output(), cap_of(e.stopped()));
+        let mut text = texts::failed_command(e.code(), oom, e.output(), cap_of(e.stopped()));
         if let Some(lost) = lost {
             text.push('\n');
             text.push_str(lost);
         }
         ToolResult::error(text)
     };
-    result
+    with_limit_note(result, Some(e.usage()))
         .with_exit_code(Some(e.code()))
         .with_output(e.output(), e.truncated_chars())
+}
+
+/// The result with what the command cost, and the note of a reached
+/// process limit, if one was.
+pub(crate) fn with_limit_note(
+    result: ToolResult,
+    usage: Option<&crate::limits::Usage>,
+) -> ToolResult {
+    let mut result = match usage.and_then(|u| u.pids_limit_reached()) {
+        Some(limit) => result.with_note(&texts::pids_reached(limit)),
+        None => result,
+    };
+    result.usage = usage.copied();
+    result
+}
+
+/// The memory limit an ended shell ran out of, if it did.
+pub(crate) fn oom_of(info: &crate::api::types::ShellInfo) -> Option<u64> {
+    info.usage().and_then(|u| u.out_of_memory())
 }

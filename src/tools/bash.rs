@@ -77,6 +77,7 @@ fn interactive(core: &Arc<Core>, cmd: &Command, input: &Value, caller: &Caller) 
             let first = texts::shell_output(
                 info.status(),
                 info.exit_code(),
+                answers::oom_of(info),
                 out.text(),
                 answers::cap_of(info.stopped()),
             );

@@ -141,6 +141,7 @@ fn answer(core: &Core, id: &str, target: &Target, read: &Reading) -> ToolResult 
                 let mut text = texts::shell_output(
                     info.status(),
                     info.exit_code(),
+                    answers::oom_of(info),
                     &shown,
                     answers::cap_of(info.stopped()),
                 );
@@ -148,7 +149,7 @@ fn answer(core: &Core, id: &str, target: &Target, read: &Reading) -> ToolResult 
                     text.push('\n');
                     text.push_str(texts::OUTPUT_CUT);
                 }
-                ToolResult::ok(text)
+                answers::with_limit_note(ToolResult::ok(text), info.usage())
                     .with_exit_code(info.exit_code())
                     .with_output(out.text(), out.truncated_chars())
                     .with_task(

@@ -45,6 +45,8 @@ pub struct ToolResult {
     pub output: Option<String>,
     /// How many characters of that output were left out (0: none).
     pub truncated_chars: Option<u64>,
+    /// What the command cost and the limits it ran into, once it ended.
+    pub usage: Option<crate::limits::Usage>,
 }
 
 impl ToolResult {
@@ -59,6 +61,7 @@ impl ToolResult {
             output_file: None,
             output: None,
             truncated_chars: None,
+            usage: None,
         }
     }
 

@@ -31,6 +31,7 @@ pub(crate) fn write_stdin(core: &Arc<Core>, input: &Value) -> ToolResult {
             ToolResult::ok(texts::shell_output(
                 info.status(),
                 info.exit_code(),
+                answers::oom_of(info),
                 out.text(),
                 answers::cap_of(info.stopped()),
             ))

@@ -102,6 +102,19 @@ pub fn build_error(e: &bashtools::Error, written: &Written) -> String {
                 .unwrap_or_else(|| "--sandbox".into());
             format!("{w}: {e}")
         }
+        K::LimitInvalid | K::LimitUnavailable => {
+            let name = match e.option() {
+                Some("memory_limit") => "--memory-limit",
+                Some("cpu_limit") => "--cpu-limit",
+                _ => "--pids-limit",
+            };
+            let w = flag(name).unwrap_or_else(|| name.into());
+            // The library names its option (`memory_limit …`): the flag
+            // as written takes its place.
+            let text = e.to_string();
+            let rest = e.option().and_then(|o| text.strip_prefix(o)).unwrap_or(&text);
+            format!("{w}{rest}")
+        }
         K::OutputDirectory => match flag("--output-root") {
             Some(w) => format!("{w}: {e}"),
             None => e.to_string(),

@@ -38,6 +38,9 @@ const FLAGS: &[(&str, &str, &str)] = &[
     ("--monitor-unattended-max-timeout", "SECS", "cap of timeout_ms with --unattended"),
     ("--unattended", "", "nobody is at the keyboard: monitors use the unattended cap (default: attended)"),
     ("--max-output-bytes", "BYTES", "an output file past this stops its shell"),
+    ("--memory-limit", "SIZE", "memory one command's whole tree may use, no swap (e.g. 512M; suffixes K, M, G; at least 1M): past it the tree is stopped (default: none)"),
+    ("--pids-limit", "N", "processes and threads one command's tree may hold at once; 0 = none (default: 4096 where cgroups can be made)"),
+    ("--cpu-limit", "CPUS", "CPUs one command's tree may use, e.g. 0.5 or 2 (default: none)"),
     ("--no-noninteractive-env", "", "do not set PAGER=cat, GIT_PAGER=cat, GIT_EDITOR=true, TERM=dumb (default: set)"),
     ("--raw-output", "", "show output as written: escape sequences, \\r and backspaces kept (default: as a terminal would show it)"),
     ("--no-persist-cwd", "", "persist_working_directory off: a cd in one command no longer carries to the next ones"),
@@ -278,6 +281,18 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Writte
             "--no-noninteractive-env" => b.noninteractive_env(false),
             "--no-persist-cwd" => b.persist_working_directory(false),
             "--raw-output" => b.render_output(false),
+            "--memory-limit" => b.memory_limit(
+                bashtools::Limits::parse_memory(v)
+                    .map_err(|e| Usage(format!("{as_written} {e}")))?,
+            ),
+            "--pids-limit" => b.pids_limit(number(
+                name_as_written,
+                v,
+                "a number of processes (0 = none)",
+            )?),
+            "--cpu-limit" => b.cpu_limit(
+                bashtools::Limits::parse_cpu(v).map_err(|e| Usage(format!("{as_written} {e}")))?,
+            ),
             "--env" => match v.split_once('=') {
                 Some((key, value)) if !key.is_empty() => b.env(key, value),
                 _ => return Err(Usage(format!("{as_written} wants KEY=VALUE, not {v:?}"))),

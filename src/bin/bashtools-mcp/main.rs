@@ -41,6 +41,10 @@ fn main() -> ExitCode {
     };
     // What holds the commands, and what the sandbox enforces: one line each.
     eprintln!("bashtools-mcp: containment: {}", containment(&tools));
+    match tools.pids_limit() {
+        Ok(n) => eprintln!("bashtools-mcp: limits: pids {n}"),
+        Err(why) => eprintln!("bashtools-mcp: limits: pids not applied ({why})"),
+    }
     if let Some(status) = tools.sandbox_status() {
         eprintln!("bashtools-mcp: sandbox: {status}");
     }

@@ -86,6 +86,13 @@ pub(super) fn run(
             step(Step::Cgroup, join(dir.as_raw_fd()));
         }
     }
+    for &procs in &setup.v1[..setup.v1_len] {
+        // Before the cgroup namespace, which is then rooted at these too.
+        // SAFETY: a one-byte buffer of ours, on a descriptor the parent
+        // keeps open until we exec.
+        let written = check(unsafe { libc::write(procs, b"0".as_ptr().cast(), 1) } as libc::c_long);
+        step(Step::Cgroup, written.map(drop));
+    }
     if setup.session {
         // SAFETY: a system call without pointers.
         step(

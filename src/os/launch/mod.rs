@@ -12,7 +12,9 @@
 //! (`child.rs`), and each step that fails is reported to the caller as a
 //! [`LaunchError`] naming the step and the errno, never as a silent exit:
 //!
-//! 1. the cgroup (forked children only: `clone3` is born in it),
+//! 1. the cgroup (forked children only: `clone3` is born in it), then the
+//!    cgroup v1 directories of a hybrid host's budget (`0` written to each
+//!    one's `cgroup.procs`, which the parent opened),
 //! 2. `setsid(2)`, then `unshare(CLONE_NEWCGROUP)` rooted at its cell,
 //!    then, under a sandbox, `setns(2)` into its read-only view of the
 //!    filesystem (`view.rs`),
@@ -118,6 +120,9 @@ pub(crate) enum Output<'a> {
 /// The most descriptors a child keeps beside its stdio.
 const MAX_KEPT: usize = 4;
 
+/// The most cgroup v1 directories a child joins (memory, pids, cpu).
+const MAX_V1: usize = 3;
+
 /// Everything a new process needs, built by the parent; see the module doc
 /// for the order the child applies it in.
 pub(crate) struct ChildSetup<'a> {
@@ -134,6 +139,9 @@ pub(crate) struct ChildSetup<'a> {
     kept_len: usize,
     session: bool,
     cgroup: Option<BorrowedFd<'a>>,
+    /// `cgroup.procs` of cgroup v1 directories joined after the (v2) cgroup.
+    v1: [RawFd; MAX_V1],
+    v1_len: usize,
     cgroup_namespace: bool,
     restrictions: Option<&'a Restrictions>,
     /// The Landlock ruleset the child restricts itself to.
@@ -183,6 +191,8 @@ impl<'a> ChildSetup<'a> {
             kept_len: 0,
             session: false,
             cgroup: None,
+            v1: [-1; MAX_V1],
+            v1_len: 0,
             cgroup_namespace: false,
             restrictions: None,
             ruleset: None,
@@ -228,6 +238,19 @@ impl<'a> ChildSetup<'a> {
     pub(crate) fn cgroup(mut self, dir: BorrowedFd<'a>, namespace: bool) -> Self {
         self.cgroup = Some(dir);
         self.cgroup_namespace = namespace;
+        self
+    }
+
+    /// Also joins the cgroup v1 directory whose `cgroup.procs` is open (for
+    /// writing) at `procs` (a budget on a hybrid host: v1 cannot be born
+    /// into).
+    ///
+    /// # Panics
+    /// Past [`MAX_V1`] directories: a bug of ours.
+    pub(crate) fn join_v1(mut self, procs: BorrowedFd<'a>) -> Self {
+        assert!(self.v1_len < MAX_V1, "a v1 cgroup");
+        self.v1[self.v1_len] = procs.as_raw_fd();
+        self.v1_len += 1;
         self
     }
 

@@ -220,7 +220,7 @@ fn a_child_is_born_in_its_cgroup_and_namespace() {
 }
 
 fn cell_name(cell: &crate::os::cgroup::Cell) -> String {
-    let dir = cell.dir().file_name().unwrap();
+    let dir = cell.path().file_name().unwrap();
     String::from_utf8_lossy(dir.as_bytes()).into_owned()
 }
 

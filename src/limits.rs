@@ -1,0 +1,258 @@
+//! Per-command budgets (memory, processes, CPU) and what an ended command
+//! cost. A leaf: it imports nothing of the crate.
+//!
+//! The limits are applied by the cgroup each command runs in (`os/budget.rs`
+//! says how, on cgroup v2 and on the v1 controllers of a hybrid host); the
+//! cost is read from the same cgroup once the command's leader has ended.
+
+use std::time::Duration;
+
+/// The default of [`Builder::pids_limit`](crate::Builder::pids_limit) where
+/// cgroups can be made: a fork bomb fails inside its own tree.
+pub const DEFAULT_PIDS_LIMIT: u64 = 4096;
+
+/// The smallest memory limit accepted (1 MiB): below it not even bash starts.
+pub const MIN_MEMORY_LIMIT: u64 = 1 << 20;
+
+/// The budget of one command's whole tree. Every field is optional; `None`
+/// leaves that resource unlimited (for the process count: the builder's
+/// default).
+///
+/// ```
+/// use bashtools::Limits;
+/// let limits = Limits::new().memory(512 << 20).pids(100).cpu(1.5);
+/// assert_eq!(limits.memory_bytes(), Some(512 << 20));
+/// assert_eq!(Limits::parse_memory("512M"), Ok(512 << 20));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Limits {
+    pub(crate) memory: Option<u64>,
+    pub(crate) pids: Option<u64>,
+    /// In thousandths of a CPU.
+    pub(crate) cpu: Option<u64>,
+}
+
+impl Limits {
+    /// No limit set.
+    pub fn new() -> Limits {
+        Limits::default()
+    }
+    /// At most `bytes` of memory for the whole tree, no swap: past it the
+    /// tree is stopped and the result says "Out of memory".
+    pub fn memory(mut self, bytes: u64) -> Limits {
+        self.memory = Some(bytes);
+        self
+    }
+    /// At most `n` processes and threads at once (0: none).
+    pub fn pids(mut self, n: u64) -> Limits {
+        self.pids = Some(n);
+        self
+    }
+    /// At most `cpus` CPUs' worth of time (0.5: half of one), to a
+    /// thousandth of a CPU.
+    pub fn cpu(mut self, cpus: f64) -> Limits {
+        // NaN and negatives become 0, refused when the limits are checked.
+        self.cpu = Some((cpus * 1000.0).round().max(0.0) as u64);
+        self
+    }
+    /// The memory limit, in bytes.
+    pub fn memory_bytes(&self) -> Option<u64> {
+        self.memory
+    }
+    /// The process limit (`Some(0)`: none).
+    pub fn pids_max(&self) -> Option<u64> {
+        self.pids
+    }
+    /// The CPU limit, in CPUs.
+    pub fn cpus(&self) -> Option<f64> {
+        self.cpu.map(|m| m as f64 / 1000.0)
+    }
+
+    /// `512M`, `2G`, `65536K` or a number of bytes. Suffixes K, M, G (and
+    /// their lower case) count in 1024s. Refuses what is not one, and
+    /// anything below 1 MiB, with a reason.
+    pub fn parse_memory(text: &str) -> Result<u64, String> {
+        let t = text.trim();
+        let (digits, shift) = match t.char_indices().last() {
+            Some((i, 'K' | 'k')) => (&t[..i], 10),
+            Some((i, 'M' | 'm')) => (&t[..i], 20),
+            Some((i, 'G' | 'g')) => (&t[..i], 30),
+            _ => (t, 0),
+        };
+        let n: u64 = digits
+            .parse()
+            .ok()
+            .filter(|_| digits.bytes().all(|b| b.is_ascii_digit()))
+            .ok_or_else(|| {
+                format!("'{text}' is not a size (a number with K, M or G, e.g. 512M)")
+            })?;
+        let bytes = n
+            .checked_mul(1 << shift)
+            .ok_or_else(|| format!("'{text}' is too large"))?;
+        Limits::check_memory(bytes).map_err(|e| format!("'{text}' {e}"))?;
+        Ok(bytes)
+    }
+
+    /// `1.5`, `0.2`, `4`: a positive number of CPUs.
+    pub fn parse_cpu(text: &str) -> Result<f64, String> {
+        let cpus: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{text}' is not a number of CPUs (e.g. 1.5)"))?;
+        Limits::check_cpu(cpus).map_err(|e| format!("'{text}' {e}"))?;
+        Ok(cpus)
+    }
+
+    /// Why `bytes` is not a memory limit, if it is not.
+    pub(crate) fn check_memory(bytes: u64) -> Result<(), String> {
+        if bytes < MIN_MEMORY_LIMIT {
+            return Err("is out of range: the smallest memory limit is 1M".into());
+        }
+        Ok(())
+    }
+
+    /// Why `cpus` is not a CPU limit, if it is not.
+    pub(crate) fn check_cpu(cpus: f64) -> Result<(), String> {
+        // 1 ms of a 100 ms period is the least the kernel takes.
+        if !cpus.is_finite() || !(0.01..=1_000_000.0).contains(&cpus) {
+            return Err(
+                "is out of range: a CPU limit is a positive number of CPUs, at least 0.01".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The first invalid value, as (option name, reason).
+    pub(crate) fn check(&self) -> Result<(), (&'static str, String)> {
+        if let Some(m) = self.memory {
+            Limits::check_memory(m).map_err(|e| ("memory_limit", format!("{m} {e}")))?;
+        }
+        if let Some(c) = self.cpus() {
+            Limits::check_cpu(c).map_err(|e| ("cpu_limit", format!("{c} {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// These limits with `over`'s set fields in place of ours.
+    pub(crate) fn overridden_by(self, over: &Limits) -> Limits {
+        Limits {
+            memory: over.memory.or(self.memory),
+            pids: over.pids.or(self.pids),
+            cpu: over.cpu.or(self.cpu),
+        }
+    }
+}
+
+/// What an ended command cost, and the limits it ran into.
+///
+/// `cpu` and `peak_memory` are the whole tree's where the command ran in a
+/// cgroup with the controller that counts them ([`Usage::of_tree`]); else
+/// the leader's and those of its children it waited for (`getrusage(2)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    pub(crate) wall: Duration,
+    pub(crate) cpu: Option<Duration>,
+    pub(crate) peak_memory: Option<u64>,
+    pub(crate) cpu_of_tree: bool,
+    pub(crate) memory_of_tree: bool,
+    pub(crate) out_of_memory: Option<u64>,
+    pub(crate) pids_reached: Option<u64>,
+}
+
+impl Usage {
+    /// The memory limit (bytes) the tree was stopped at, if it ran out:
+    /// every process of it was killed.
+    pub fn out_of_memory(&self) -> Option<u64> {
+        self.out_of_memory
+    }
+    /// The process limit the tree reached, if it did: some of its forks
+    /// failed.
+    pub fn pids_limit_reached(&self) -> Option<u64> {
+        self.pids_reached
+    }
+    /// From its start to its leader's end.
+    pub fn wall(&self) -> Duration {
+        self.wall
+    }
+    /// CPU time, user plus system (`None`: unknown, its status was lost).
+    pub fn cpu(&self) -> Option<Duration> {
+        self.cpu
+    }
+    /// The most memory it held at once, in bytes.
+    pub fn peak_memory(&self) -> Option<u64> {
+        self.peak_memory
+    }
+    /// Whether [`cpu`](Self::cpu) and [`peak_memory`](Self::peak_memory)
+    /// count every process of the tree (read from its cgroup), rather than
+    /// the leader and the children it waited for.
+    pub fn of_tree(&self) -> bool {
+        self.cpu_of_tree && self.memory_of_tree
+    }
+}
+
+/// What a command's cgroup says of its end: its cost, and which limit it
+/// hit. Filled by `os/`, read by the shells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Cost {
+    pub cpu: Option<Duration>,
+    pub peak_memory: Option<u64>,
+    pub cpu_of_tree: bool,
+    pub memory_of_tree: bool,
+    /// The memory limit (bytes) the tree was stopped at.
+    pub out_of_memory: Option<u64>,
+    /// The process limit the tree reached.
+    pub pids_reached: Option<u64>,
+}
+
+impl Cost {
+    /// The usage, with the wall time the shells measured.
+    pub(crate) fn usage(&self, wall: Duration) -> Usage {
+        Usage {
+            wall,
+            cpu: self.cpu,
+            peak_memory: self.peak_memory,
+            cpu_of_tree: self.cpu_of_tree,
+            memory_of_tree: self.memory_of_tree,
+            out_of_memory: self.out_of_memory,
+            pids_reached: self.pids_reached,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_read_with_their_suffixes() {
+        assert_eq!(Limits::parse_memory("512M"), Ok(512 << 20));
+        assert_eq!(Limits::parse_memory("2g"), Ok(2 << 30));
+        assert_eq!(Limits::parse_memory("2048K"), Ok(2 << 20));
+        assert_eq!(Limits::parse_memory("1048576"), Ok(1 << 20));
+        for bad in ["0", "12Q", "-5M", "", "M", "1.5G", "512K", "1 M", "+5M"] {
+            assert!(Limits::parse_memory(bad).is_err(), "{bad}");
+        }
+        assert!(Limits::parse_memory("99999999999G")
+            .unwrap_err()
+            .contains("too large"));
+    }
+
+    #[test]
+    fn cpus_are_positive_numbers() {
+        assert_eq!(Limits::parse_cpu("1.5"), Ok(1.5));
+        assert_eq!(Limits::parse_cpu("0.2"), Ok(0.2));
+        for bad in ["0", "-1", "nan", "inf", "x", "", "0.001"] {
+            assert!(Limits::parse_cpu(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_commands_limits_replace_the_defaults_field_by_field() {
+        let base = Limits::new().memory(1 << 30).pids(4096);
+        let over = Limits::new().pids(10).cpu(0.5);
+        assert_eq!(
+            base.overridden_by(&over),
+            Limits::new().memory(1 << 30).pids(10).cpu(0.5)
+        );
+    }
+}
