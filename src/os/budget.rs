@@ -204,6 +204,9 @@ impl Budget {
             hit: false,
             oom: Arc::new(AtomicBool::new(false)),
             watch: None,
+            cpu_read: 0,
+            reset_peak: false,
+            kept: [None, None, None],
         }
     }
 
@@ -266,6 +269,20 @@ pub(crate) struct CellSet {
     oom: Arc<AtomicBool>,
     /// The reaper's token of that watch.
     watch: Option<u64>,
+    /// `usage_usec` as read at the last command's end.
+    cpu_read: u64,
+    /// Whether the v1 memory peak is to be reset before the next command.
+    reset_peak: bool,
+    /// Counter files kept open ([`Kept`]).
+    kept: [Option<File>; 3],
+}
+
+/// The counter files a cell keeps open.
+#[derive(Debug, Clone, Copy)]
+enum Kept {
+    CpuStat,
+    MemoryPeakV1,
+    PidsEventsV1,
 }
 
 impl Deref for CellSet {
@@ -288,8 +305,15 @@ impl CellSet {
         Ok((open, v1))
     }
 
-    /// Opens what [`entering`](Self::entering) took.
+    /// Opens what [`entering`](Self::entering) took, and resets the v1
+    /// memory peak for the next command (here, off the way of a start: the
+    /// cell is kept after its command's caller was woken).
     pub(crate) fn reopen(&mut self) -> io::Result<()> {
+        if std::mem::take(&mut self.reset_peak) {
+            if let Some(c) = self.v1_of(Controller::Memory) {
+                c.write("memory.max_usage_in_bytes", "0")?;
+            }
+        }
         if self.open.is_none() {
             self.open = Some(self.cell.open()?);
         }
@@ -344,12 +368,10 @@ impl CellSet {
     /// Readies the cell for its next command: a reused cell's counters are
     /// read (CPU) or reset (v1 memory peak).
     pub(crate) fn begin(&mut self) {
-        if self.used {
-            self.cpu_base = self.cpu_usec().unwrap_or(0);
-            if let Some(c) = self.v1_of(Controller::Memory) {
-                let _ = c.write("memory.max_usage_in_bytes", "0");
-            }
-        }
+        // A reused cell's CPU count goes on from where its last command's
+        // was read, at that command's end (it was empty then, or it would
+        // not be reused).
+        self.cpu_base = self.cpu_read;
         self.used = true;
     }
 
@@ -465,16 +487,37 @@ impl CellSet {
         std::fs::read_to_string(self.cell.path().join(name)).ok()
     }
 
-    fn cpu_usec(&self) -> Option<u64> {
-        field(&self.cell_read("cpu.stat")?, "usage_usec")
+    fn cpu_usec(&mut self) -> Option<u64> {
+        field(&self.kept_read(Kept::CpuStat)?, "usage_usec")
+    }
+
+    /// A counter file, read through a descriptor kept from its first read
+    /// on: a read at every command's end costs no path lookup.
+    fn kept_read(&mut self, which: Kept) -> Option<String> {
+        let i = which as usize;
+        if self.kept[i].is_none() {
+            let path = match which {
+                Kept::CpuStat => self.cell.path().join("cpu.stat"),
+                Kept::MemoryPeakV1 => self
+                    .v1_of(Controller::Memory)?
+                    .dir
+                    .join("memory.max_usage_in_bytes"),
+                Kept::PidsEventsV1 => self.v1_of(Controller::Pids)?.dir.join("pids.events"),
+            };
+            self.kept[i] = File::open(path).ok();
+        }
+        let mut buf = [0u8; 1024];
+        let n = std::os::unix::fs::FileExt::read_at(self.kept[i].as_ref()?, &mut buf, 0).ok()?;
+        Some(String::from_utf8_lossy(&buf[..n]).into_owned())
     }
 
     /// What the command cost and which limit it hit, read when its leader
     /// was reaped (`leader`: the leader's own usage).
     pub(crate) fn cost(&mut self, budget: &Budget, leader: Rusage) -> Cost {
-        let cpu = self
-            .cpu_usec()
-            .map(|u| Duration::from_micros(u.saturating_sub(self.cpu_base)));
+        let usec = self.cpu_usec();
+        self.cpu_read = usec.unwrap_or(self.cpu_base);
+        self.reset_peak = true;
+        let cpu = usec.map(|u| Duration::from_micros(u.saturating_sub(self.cpu_base)));
         let (peak, out_of_memory) = match budget.place(Controller::Memory) {
             Some(Place::V2) => {
                 let peak = self
@@ -486,8 +529,8 @@ impl CellSet {
                 (peak, killed)
             }
             _ => match self.v1_of(Controller::Memory) {
-                Some(c) => (
-                    c.read("memory.max_usage_in_bytes")
+                Some(_) => (
+                    self.kept_read(Kept::MemoryPeakV1)
                         .and_then(|s| s.trim().parse().ok()),
                     self.oom.load(Ordering::SeqCst),
                 ),
@@ -496,9 +539,7 @@ impl CellSet {
         };
         let pids_events = match budget.place(Controller::Pids) {
             Some(Place::V2) => self.cell_read("pids.events"),
-            Some(Place::V1(_)) => self
-                .v1_of(Controller::Pids)
-                .and_then(|c| c.read("pids.events")),
+            Some(Place::V1(_)) => self.kept_read(Kept::PidsEventsV1),
             None => None,
         };
         let pids_hit = pids_events.and_then(|e| field(&e, "max")).unwrap_or(0) > 0;

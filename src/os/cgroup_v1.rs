@@ -153,11 +153,6 @@ impl V1Cell {
         std::fs::write(self.dir.join(name), value)
     }
 
-    /// The cell's file `name`, read.
-    pub(crate) fn read(&self, name: &str) -> Option<String> {
-        std::fs::read_to_string(self.dir.join(name)).ok()
-    }
-
     /// Removes the directory; fails (EBUSY) while a process is in it.
     pub(crate) fn remove(&self) -> io::Result<()> {
         match std::fs::remove_dir(&self.dir) {
