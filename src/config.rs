@@ -49,6 +49,16 @@ pub mod defaults {
     /// `persist_working_directory` in `bashtools-mcp` (`--no-persist-cwd`
     /// turns it off): models trained on Claude Code expect `cd` to stick.
     pub const SERVER_PERSIST_WORKING_DIRECTORY: bool = true;
+    /// Whether the exported variables a foreground command set or unset
+    /// carry to the caller's next commands (the library's default;
+    /// `bashtools-mcp` turns it on, see [`SERVER_PERSIST_ENVIRONMENT`]).
+    pub const PERSIST_ENVIRONMENT: bool = false;
+    /// `persist_environment` in `bashtools-mcp` (`--no-persist-env` turns
+    /// it off): an `export` or a sourced virtualenv sticks, as in a terminal.
+    pub const SERVER_PERSIST_ENVIRONMENT: bool = true;
+    /// At most this many bytes (names plus values) of exported variables
+    /// are carried from one command to the next.
+    pub const CARRIED_ENVIRONMENT_LIMIT: usize = 64 << 10;
     /// A monitor's lines within this window go out as one event.
     pub const BATCH_WINDOW: Duration = Duration::from_millis(200);
     /// At most this many lines in one monitor event.
@@ -89,6 +99,8 @@ pub(crate) struct Config {
     pub render_output: bool,
     /// Whether a foreground command's last directory becomes its caller's.
     pub persist_working_directory: bool,
+    /// Whether a foreground command's exported variables become its caller's.
+    pub persist_environment: bool,
     pub env: Vec<(OsString, OsString)>,
     pub env_remove: Vec<OsString>,
     pub output_root: PathBuf,

@@ -134,8 +134,8 @@ mod tools;
 
 pub use crate::api::builder::Builder;
 pub use crate::api::types::{
-    Backgrounded, CallError, Command, CwdReset, Exited, IoFailure, NewOutput, Outcome, Refusal,
-    ShellId, ShellInfo, StopCause,
+    Backgrounded, CallError, Command, CwdReset, Exited, IoFailure, NewOutput, NotKept, Outcome,
+    Refusal, ShellId, ShellInfo, StopCause,
 };
 pub use crate::api::{BashTools, Settings};
 pub use crate::caller::Caller;

@@ -310,6 +310,16 @@ pub(crate) fn pids_reached(limit: u64) -> String {
     format!("Note: the process limit ({limit}) was reached; some forks failed")
 }
 
+/// §8: the last lines of a result whose command exported a variable that
+/// is not carried to the next commands.
+pub(crate) fn not_kept(name: &str, too_large: bool) -> String {
+    if too_large {
+        format!("Note: {name} was not kept: the carried environment is limited to 64 KiB")
+    } else {
+        format!("Note: {name} was not kept: it changes what runs")
+    }
+}
+
 /// §4 truncation marker between head and tail.
 pub(crate) fn truncated(chars: u64) -> String {
     format!("\n\n... [{chars} characters truncated] ...\n\n")

@@ -48,6 +48,14 @@ fn the_readme_tables_show_the_defaults_of_the_crate() {
             "persist_working_directory",
             PERSIST_WORKING_DIRECTORY.to_string(),
         ),
+        ("persist_environment", PERSIST_ENVIRONMENT.to_string()),
+        (
+            "pids_limit",
+            format!(
+                "{} where cgroups can be made",
+                bashtools::DEFAULT_PIDS_LIMIT
+            ),
+        ),
         ("batch_window", format!("{} ms", BATCH_WINDOW.as_millis())),
         ("burst_limit", BURST_LIMIT.to_string()),
         ("line_limit", format!("{LINE_LIMIT} chars")),

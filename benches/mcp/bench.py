@@ -202,6 +202,23 @@ def main():
                 {"command": "echo hi"},
             )
         )
+        # What the carried environment (on by default) costs.
+        targets.append(
+            server_target(
+                "bashtools-mcp --no-persist-env",
+                [a.bashtools, "--no-persist-env"],
+                "bash",
+                {"command": "echo hi"},
+            )
+        )
+        targets.append(
+            server_target(
+                "bashtools-mcp --no-persist-cwd --no-persist-env",
+                [a.bashtools, "--no-persist-cwd", "--no-persist-env"],
+                "bash",
+                {"command": "echo hi"},
+            )
+        )
         # The same call, stateless (MCP 2026-07-28).
         targets.append(stateless_target("bashtools-mcp, stateless 2026-07-28", [a.bashtools]))
         if a.desktop_commander:

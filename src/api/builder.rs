@@ -46,6 +46,7 @@ pub struct Builder {
     noninteractive_env: bool,
     render_output: bool,
     persist_working_directory: bool,
+    persist_environment: bool,
     env: Vec<(OsString, OsString)>,
     env_remove: Vec<OsString>,
     output_root: Option<PathBuf>,
@@ -81,6 +82,7 @@ impl std::fmt::Debug for Builder {
             .field("noninteractive_env", &self.noninteractive_env)
             .field("render_output", &self.render_output)
             .field("persist_working_directory", &self.persist_working_directory)
+            .field("persist_environment", &self.persist_environment)
             .field("env", &self.env)
             .field("env_remove", &self.env_remove)
             .field("output_root", &self.output_root)
@@ -115,6 +117,7 @@ impl Default for Builder {
             noninteractive_env: defaults::NONINTERACTIVE_ENV,
             render_output: defaults::RENDER_OUTPUT,
             persist_working_directory: defaults::PERSIST_WORKING_DIRECTORY,
+            persist_environment: defaults::PERSIST_ENVIRONMENT,
             env: Vec::new(),
             env_remove: Vec::new(),
             output_root: None,
@@ -287,6 +290,41 @@ impl Builder {
     ///   killed by SIGKILL.
     pub fn persist_working_directory(mut self, on: bool) -> Self {
         self.persist_working_directory = on;
+        self
+    }
+
+    /// Whether the exported variables a foreground command sets or unsets
+    /// (`export`, `unset`, a sourced `venv/bin/activate`) carry to the same
+    /// recipient's next commands, foreground and background (default:
+    /// false; on in `bashtools-mcp`, `--no-persist-env` turns it off).
+    ///
+    /// - They travel as environment entries, never as code: a value
+    ///   `$(touch x)` stays those characters. Functions, aliases and shell
+    ///   options are not carried; nor are `SHLVL`, `PWD`, `OLDPWD` and `_`.
+    /// - Under [`allowed_commands`](Self::allowed_commands), a variable the
+    ///   gate refuses to assign (`PATH`, `LD_*`, `BASH_ENV`, …) is refused
+    ///   as ever when the gate sees the assignment; set where it cannot
+    ///   (a sourced file, a program), it is not carried, and the result's
+    ///   last lines say `Note: NAME was not kept: it changes what runs`.
+    /// - At most 64 KiB (names plus values) is carried; a variable past it
+    ///   is not, with `Note: NAME was not kept: the carried environment is
+    ///   limited to 64 KiB`.
+    /// - As for the directory: a command stopped, moved to the background,
+    ///   or whose `EXIT` trap replaced ours (or that `exec`s) changes
+    ///   nothing.
+    ///
+    /// ```no_run
+    /// use bashtools::{BashTools, Caller, Command, Outcome};
+    /// let tools = BashTools::builder().persist_environment(true).build()?;
+    /// tools.run(&Command::new("export GREETING=hello"), &Caller::default())?;
+    /// let Outcome::Exited(e) = tools.run(&Command::new("echo $GREETING"), &Caller::default())? else {
+    ///     panic!()
+    /// };
+    /// assert_eq!(e.output(), "hello");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn persist_environment(mut self, on: bool) -> Self {
+        self.persist_environment = on;
         self
     }
 

@@ -35,6 +35,8 @@ pub(crate) struct Core {
     /// With `persist_working_directory`: where each recipient's last
     /// foreground command ended.
     pub(super) last_dirs: Mutex<HashMap<String, LastDir>>,
+    /// With `persist_environment`: each recipient's carried variables.
+    pub(super) carried: Mutex<HashMap<String, super::environment::Carried>>,
 }
 
 impl Core {
@@ -66,6 +68,7 @@ impl Core {
             next_bash: AtomicU64::new(1),
             readers: Mutex::new(Vec::new()),
             last_dirs: Mutex::new(HashMap::new()),
+            carried: Mutex::new(HashMap::new()),
         })
     }
 

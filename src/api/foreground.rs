@@ -173,10 +173,19 @@ impl Core {
         );
         match settled {
             Settled::Finished(shell) => {
-                if let Some(dir) = self.shells.take_last_dir(key, &shell) {
-                    self.keep_last_dir(place, dir);
+                let mut not_kept = Vec::new();
+                if let Some(state) = self.shells.take_last_state(key, &shell) {
+                    if let Some(dir) = state.dir.filter(|_| place.keep_dir) {
+                        self.keep_last_dir(place, dir);
+                    }
+                    if let Some(exports) = state.exports {
+                        not_kept = self.keep_exports(&place.recipient, exports);
+                    }
                 }
-                let exited = self.finished(&shell, place);
+                let exited = self.finished(&shell, place).map(|mut e| {
+                    e.not_kept = not_kept;
+                    e
+                });
                 self.shells.retire_output(&shell);
                 exited.map(Outcome::Exited)
             }
@@ -204,6 +213,7 @@ impl Core {
             output_lost: crate::os::outdir::no_space(shell.output()),
             cwd_reset: place.reset.clone(),
             usage: shell.usage().unwrap_or_default(),
+            not_kept: Vec::new(),
         })
     }
 }

@@ -3,6 +3,7 @@
 
 pub(crate) mod builder;
 pub(crate) mod core;
+mod environment;
 pub(crate) mod foreground;
 mod monitor;
 pub(crate) mod reads;

@@ -44,13 +44,14 @@ impl Core {
                 call: caller.get_call().map(str::to_string),
                 detached: caller.is_detached(),
                 limits: None,
+                carried: self.carried_for(caller.get_recipient()),
             },
             cwd,
             Stdio {
                 stdout: Some(write),
                 terminal: None,
                 stdin: None,
-                record_cwd: false,
+                record_end: false,
             },
         )?;
         let output = self

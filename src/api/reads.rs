@@ -69,6 +69,7 @@ impl Core {
             output_lost: crate::os::outdir::no_space(&path),
             cwd_reset: None,
             usage,
+            not_kept: Vec::new(),
         }))
     }
 

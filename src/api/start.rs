@@ -31,6 +31,9 @@ pub(crate) struct Place {
     pub(super) recipient: String,
     pub(super) base: Option<PathBuf>,
     pub(super) reset: Option<CwdReset>,
+    /// Whether the directory it ends in becomes the recipient's (it ran
+    /// where this order put it, with `persist_working_directory`).
+    pub(super) keep_dir: bool,
 }
 
 impl Core {
@@ -180,6 +183,9 @@ impl Core {
             return Ok(Started::Answered(Outcome::Refused(refusal)));
         }
         let id = cmd.is_background().then(|| self.next_bash_id());
+        // A directory carries only from where this order put the command.
+        let keep_dir =
+            self.config.persist_working_directory && cmd.get_working_directory().is_none();
         let new = NewShell {
             command: cmd.get_command().to_string(),
             description: cmd.get_description().map(str::to_string),
@@ -193,6 +199,7 @@ impl Core {
             call: caller.get_call().map(str::to_string),
             detached: caller.is_detached(),
             limits: cmd.get_limits(),
+            carried: self.carried_for(caller.get_recipient()),
         };
         let key = self.start_shell(
             new,
@@ -201,10 +208,7 @@ impl Core {
                 stdout: None,
                 terminal: cmd.is_interactive().then_some(self.config.terminal_size),
                 stdin: cmd.get_stdin().map(str::to_string),
-                // Only where it ends from where this order put it.
-                record_cwd: self.config.persist_working_directory
-                    && id.is_none()
-                    && cmd.get_working_directory().is_none(),
+                record_end: id.is_none() && (keep_dir || self.config.persist_environment),
             },
         )?;
         match id {
@@ -225,6 +229,7 @@ impl Core {
                     recipient: caller.get_recipient().to_string(),
                     base: caller.get_working_directory().map(Path::to_path_buf),
                     reset,
+                    keep_dir,
                 },
             }),
         }

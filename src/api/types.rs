@@ -270,6 +270,21 @@ pub struct Exited {
     pub(crate) output_lost: bool,
     pub(crate) cwd_reset: Option<CwdReset>,
     pub(crate) usage: Usage,
+    pub(crate) not_kept: Vec<NotKept>,
+}
+
+/// With [`persist_environment`](crate::Builder::persist_environment): a
+/// variable a command exported that its recipient's next commands do not
+/// get.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotKept {
+    /// Under `allowed_commands`, a variable the gate refuses to assign
+    /// ([`gate::changes_what_runs`](crate::gate::changes_what_runs)), set
+    /// where the gate could not see it.
+    ChangesWhatRuns(std::ffi::OsString),
+    /// Past the 64 KiB the carried environment may hold.
+    TooLarge(std::ffi::OsString),
 }
 
 impl Exited {
@@ -286,6 +301,11 @@ impl Exited {
     /// ```
     pub fn usage(&self) -> &Usage {
         &self.usage
+    }
+    /// With [`persist_environment`](crate::Builder::persist_environment):
+    /// the variables it exported that were not kept for the next commands.
+    pub fn not_kept(&self) -> &[NotKept] {
+        &self.not_kept
     }
     /// The exit code: N, 128+S when a signal ended it, -1 when its status
     /// was lost (the host reaped it).

@@ -159,6 +159,19 @@ const FORBIDDEN_VARIABLES: &str = "PATH IFS BASH_ENV ENV SHELLOPTS BASHOPTS PS4 
     BASH_CMDS BASH_ALIASES EXECIGNORE POSIXLY_CORRECT BASH_COMPAT GCONV_PATH \
     BASH_LOADABLES_PATH";
 
+/// Whether assigning `name` changes which program a command word runs or
+/// how bash reads the rest of the line (`PATH`, `IFS`, `BASH_ENV`, `LD_*`,
+/// `BASH_FUNC_*`, …): the gate refuses such an assignment under an
+/// allow-list, and the persisted environment never carries one there.
+///
+/// ```
+/// assert!(bashtools::gate::changes_what_runs("LD_PRELOAD"));
+/// assert!(!bashtools::gate::changes_what_runs("RUST_LOG"));
+/// ```
+pub fn changes_what_runs(name: &str) -> bool {
+    rules::is_forbidden_name(name)
+}
+
 /// Checks every simple command of `line` against `allowed`.
 /// `Ok(())` when all are allowed; otherwise the first refusal, whose `Display` is the
 /// exact text for the model.

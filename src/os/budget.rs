@@ -14,9 +14,11 @@
 //!   and per command in the v1 hierarchy (`cgroup_v1.rs`), joined by the
 //!   child before its exec, with `memory.limit_in_bytes` (and
 //!   `memory.memsw.limit_in_bytes`, so no swap), `pids.max`,
-//!   `cpu.cfs_quota_us`. v1 has no group OOM kill: each v1 memory cell's
-//!   OOM event (`cgroup.event_control` with an eventfd, watched by the
-//!   reaper thread) makes us kill the rest of the tree through its v2 cell.
+//!   `cpu.cfs_quota_us`. v1 has no group OOM kill: each v1 memory cell has
+//!   the kernel's OOM killer off (`memory.oom_control`), so a task past the
+//!   limit waits, and the cell's OOM event (`cgroup.event_control` with an
+//!   eventfd, watched by the reaper thread) makes us kill the whole tree
+//!   through its v2 cell, as v2's `memory.oom.group` would.
 //!
 //! What a command cost is read when its leader is reaped: CPU time from the
 //! v2 cell's `cpu.stat` (a core file of every v2 cgroup), peak memory from
@@ -399,6 +401,15 @@ impl CellSet {
                 if bytes.is_some() && self.watch.is_none() {
                     self.watch_oom()?;
                 }
+                // While the watch is on, the kernel's own OOM killer is
+                // off in the cell: a task past the limit waits, and the
+                // watch kills the whole tree (as v2's `memory.oom.group`
+                // does). Left to the kernel, it would kill one process and
+                // the command would go on without it ("Killed", then exit
+                // 0) before the watch could stop the rest.
+                let disable = if bytes.is_some() { "1" } else { "0" };
+                self.v1_cell(budget, Controller::Memory)?
+                    .write("memory.oom_control", disable)?;
             }
             None => {}
         }

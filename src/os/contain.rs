@@ -120,7 +120,7 @@ type Spares = Arc<Mutex<Vec<CellSet>>>;
 const SPARE_CELLS: usize = 2;
 
 /// The variable that marks the processes of one owner's commands.
-const MARK_VAR: &str = "BASHTOOLS_OWNER";
+pub(crate) const MARK_VAR: &str = "BASHTOOLS_OWNER";
 
 #[derive(Default)]
 struct Holds {

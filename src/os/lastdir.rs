@@ -1,6 +1,12 @@
 //! Finding out which directory a command ends in, so that a `cd` can carry
-//! over to the next command (option `persist_working_directory`), without
+//! over to the next command (option `persist_working_directory`), and with
+//! which exported variables (option `persist_environment`), without
 //! touching the command line, its output or its exit status.
+//!
+//! With the environment too, the trap then writes a NUL byte and
+//! `builtin export -p` to the same descriptor: bash's own listing of its
+//! exported variables, which the host reads as data (`exports.rs`), never
+//! as code. It too names no variable and calls no function.
 //!
 //! A startup file (`BASH_ENV`, which bash reads before the command's first
 //! word) sets one `EXIT` trap, `builtin pwd -P >&63`: at its end bash
@@ -79,11 +85,17 @@ pub(crate) struct Startup {
 }
 
 impl Startup {
-    /// Writes and seals the files.
-    pub(crate) fn new() -> io::Result<Startup> {
+    /// Writes and seals the files; with `exports`, their trap also lists
+    /// the exported variables.
+    pub(crate) fn new(exports: bool) -> io::Result<Startup> {
+        let (plain, user) = if exports {
+            (with_exports(STARTUP), with_exports(STARTUP_USER))
+        } else {
+            (STARTUP.to_string(), STARTUP_USER.to_string())
+        };
         Ok(Startup {
-            plain: sealed_file(c"bashtools-lastdir", STARTUP)?,
-            user: sealed_file(c"bashtools-lastdir", STARTUP_USER)?,
+            plain: sealed_file(c"bashtools-lastdir", &plain)?,
+            user: sealed_file(c"bashtools-lastdir", &user)?,
         })
     }
 
@@ -137,27 +149,62 @@ impl Record {
         self.0.as_fd()
     }
 
-    /// The directory the trap wrote, if it wrote one. `None` for an empty
-    /// record (the trap did not run: `exec`, SIGKILL, a replaced trap).
-    pub(crate) fn read(&self) -> Option<PathBuf> {
-        // A path, its newline, and room to see that it was not cut short.
-        let mut bytes = vec![0u8; libc_path_max() + 2];
+    /// What the trap wrote: the directory, and the exported variables
+    /// after a NUL when it listed them. Nothing for an empty record (the
+    /// trap did not run: `exec`, SIGKILL, a replaced trap).
+    pub(crate) fn read(&self) -> LastState {
+        let size = self.0.metadata().map_or(0, |m| m.len() as usize);
+        if size == 0 || size > RECORD_MAX {
+            return LastState::default();
+        }
+        let mut bytes = vec![0u8; size];
         let mut got = 0;
         while got < bytes.len() {
             match self.0.read_at(&mut bytes[got..], got as u64) {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return None,
+                Err(_) => return LastState::default(),
             }
         }
         bytes.truncate(got);
-        parse(bytes)
+        match bytes.iter().position(|&b| b == 0) {
+            Some(at) => {
+                let exports = crate::os::exports::parse(&bytes[at + 1..]);
+                bytes.truncate(at);
+                LastState {
+                    dir: parse(bytes),
+                    exports,
+                }
+            }
+            None => LastState {
+                dir: parse(bytes),
+                exports: None,
+            },
+        }
     }
 }
 
-fn libc_path_max() -> usize {
-    nix::libc::PATH_MAX as usize
+/// The trap of `text` made to list the exported variables as well.
+fn with_exports(text: &str) -> String {
+    text.replacen(
+        "'builtin pwd -P 2>&- >&63'",
+        "'builtin pwd -P 2>&- >&63; builtin printf \\\\0 2>&- >&63; builtin export -p 2>&- >&63'",
+        1,
+    )
+}
+
+/// The most a record is read: a directory and the exported variables of
+/// an environment far past what `execve` takes.
+const RECORD_MAX: usize = 4 << 20;
+
+/// What a command's record says of its end.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct LastState {
+    /// The directory it ended in.
+    pub dir: Option<PathBuf>,
+    /// Its exported variables with a value, when they were listed and read.
+    pub exports: Option<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
 }
 
 /// The path `pwd` wrote: all of `bytes` less the newline it ends with, so
@@ -180,8 +227,13 @@ mod tests {
     #[test]
     fn the_startup_files_are_valid_bash() {
         let path = std::env::temp_dir().join(format!("bashtools-lastdir-{}", std::process::id()));
-        for text in [STARTUP, STARTUP_USER] {
-            std::fs::write(&path, text).unwrap();
+        for text in [
+            STARTUP.to_string(),
+            STARTUP_USER.to_string(),
+            with_exports(STARTUP),
+            with_exports(STARTUP_USER),
+        ] {
+            std::fs::write(&path, &text).unwrap();
             let ok = std::process::Command::new("bash")
                 .arg("-n")
                 .arg(&path)
@@ -207,9 +259,13 @@ mod tests {
     #[test]
     fn a_record_reads_back_what_was_written_to_it() {
         let record = Record::new().unwrap();
-        assert_eq!(record.read(), None);
+        assert_eq!(record.read(), LastState::default());
         let mut copy = File::from(record.fd().try_clone_to_owned().unwrap());
         copy.write_all(b"/some where\n").unwrap();
-        assert_eq!(record.read(), Some(PathBuf::from("/some where")));
+        assert_eq!(record.read().dir, Some(PathBuf::from("/some where")));
+        copy.write_all(b"\0declare -x A=\"1\"\n").unwrap();
+        let state = record.read();
+        assert_eq!(state.dir, Some(PathBuf::from("/some where")));
+        assert_eq!(state.exports, Some(vec![("A".into(), "1".into())]));
     }
 }

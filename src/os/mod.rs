@@ -11,6 +11,7 @@ pub(crate) mod cap;
 pub(crate) mod cgroup;
 pub(crate) mod cgroup_v1;
 pub(crate) mod contain;
+pub(crate) mod exports;
 pub(crate) mod group;
 pub(crate) mod keeper;
 pub(crate) mod lastdir;

@@ -23,6 +23,7 @@ use parking_lot::Mutex;
 use crate::config::Config;
 use crate::limits::{Cost, Limits};
 use crate::os::contain::{Contain, Containment, OnGone};
+pub(crate) use crate::os::lastdir::LastState;
 use crate::os::lastdir::{Record, Startup};
 use crate::os::launch::{Restrictions, Via};
 use crate::os::reaper::{self, Exit};
@@ -76,14 +77,15 @@ pub(crate) trait Process: Send + Sync + 'static {
     fn close(&self) {}
     /// The cgroup of all the commands, in cgroup mode.
     fn cgroup(&self) -> Option<PathBuf>;
-    /// The directory command `key` ended in, if it was started with
-    /// `record_cwd` and its record holds one; forgets the record. Asked
-    /// once, when a foreground command that ended on its own is settled.
-    fn last_dir(&self, key: Key) -> Option<PathBuf>;
+    /// The directory command `key` ended in and its exported variables,
+    /// if it was started with `record_end` and its record holds them;
+    /// forgets the record. Asked once, when a foreground command that
+    /// ended on its own is settled.
+    fn last_state(&self, key: Key) -> Option<LastState>;
     /// Forgets the record of the directory command `key` ends in (it is
     /// stopped, or moved to the background, where the directory does not
     /// carry over).
-    fn forget_last_dir(&self, key: Key);
+    fn forget_last_state(&self, key: Key);
 }
 
 /// The kernel: the launcher, the reaper, and the containment of each
@@ -100,7 +102,7 @@ pub(crate) struct RealProcess {
     /// `persist_working_directory` (`None` without it, or if it could not
     /// be made: directories then do not persist).
     lastdir: Option<Startup>,
-    /// The record of each command started with `record_cwd` and not yet
+    /// The record of each command started with `record_end` and not yet
     /// asked.
     records: Mutex<HashMap<Key, Arc<Record>>>,
 }
@@ -133,9 +135,8 @@ impl RealProcess {
         limits: Limits,
     ) -> Result<RealProcess, (&'static str, String)> {
         let contain = Arc::new(Contain::new(outdir, config.kill_grace, via, limits)?);
-        let lastdir = config
-            .persist_working_directory
-            .then(Startup::new)
+        let lastdir = (config.persist_working_directory || config.persist_environment)
+            .then(|| Startup::new(config.persist_environment))
             .and_then(Result::ok);
         Ok(RealProcess {
             config,
@@ -265,12 +266,12 @@ impl Process for RealProcess {
         on_exit: EndHook,
         on_gone: OnGone,
     ) -> io::Result<(u32, Option<OwnedFd>)> {
-        let record = self.new_record(key, spec.record_cwd)?;
+        let record = self.new_record(key, spec.record_end)?;
         // A cgroup for the command, joined before any of its code runs.
         let entering = match self.contain.enter(key, spec.limits.as_ref()) {
             Ok(e) => e,
             Err(e) => {
-                self.forget_last_dir(key);
+                self.forget_last_state(key);
                 return Err(e);
             }
         };
@@ -285,7 +286,7 @@ impl Process for RealProcess {
         );
         if started.is_err() {
             self.contain.forget(key);
-            self.forget_last_dir(key);
+            self.forget_last_state(key);
         }
         started
     }
@@ -373,11 +374,11 @@ impl Process for RealProcess {
         self.contain.jail_dir().map(Path::to_path_buf)
     }
 
-    fn last_dir(&self, key: Key) -> Option<PathBuf> {
-        self.records.lock().remove(&key)?.read()
+    fn last_state(&self, key: Key) -> Option<LastState> {
+        Some(self.records.lock().remove(&key)?.read())
     }
 
-    fn forget_last_dir(&self, key: Key) {
+    fn forget_last_state(&self, key: Key) {
         self.records.lock().remove(&key);
     }
 }

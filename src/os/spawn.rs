@@ -50,6 +50,8 @@ use crate::os::launch::{self, ChildSetup, Input, Output, Restrictions, Via};
 pub(crate) struct SpawnSpec<'a> {
     /// Limits in place of the owner's (the typed API's per-command ones).
     pub limits: Option<crate::limits::Limits>,
+    /// The caller's carried environment: set, or unset for `None`.
+    pub carried: &'a [(OsString, Option<OsString>)],
     pub command: &'a str,
     pub cwd: &'a Path,
     /// The file stderr — and stdout, unless `stdout` is given — goes to.
@@ -65,7 +67,7 @@ pub(crate) struct SpawnSpec<'a> {
     pub stdin: Option<&'a File>,
     /// Whether the directory the command ends in is recorded
     /// (`lastdir.rs`).
-    pub record_cwd: bool,
+    pub record_end: bool,
 }
 
 /// What the process layer adds to a spec: where the command is held and
@@ -106,19 +108,16 @@ const NONINTERACTIVE: [(&str, &str); 4] = [
     ("TERM", "dumb"),
 ];
 
-/// The environment of a command: the host's, then the non-interactive
-/// variables, then the configured ones, less the removed ones, then the
-/// containment's mark and the directory record's.
-fn environment(
-    config: &Config,
-    mark: Option<&(OsString, OsString)>,
-    record: bool,
-) -> (Vec<(OsString, OsString)>, bool) {
+fn set(env: &mut Vec<(OsString, OsString)>, k: &OsStr, v: &OsStr) {
+    env.retain(|(key, _)| key != k);
+    env.push((k.to_os_string(), v.to_os_string()));
+}
+
+/// What every command's environment starts from: the host's, then the
+/// non-interactive variables, then the configured ones, less the removed
+/// ones.
+pub(crate) fn base_environment(config: &Config) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-    let set = |env: &mut Vec<(OsString, OsString)>, k: &OsStr, v: &OsStr| {
-        env.retain(|(key, _)| key != k);
-        env.push((k.to_os_string(), v.to_os_string()));
-    };
     if config.noninteractive_env {
         for (k, v) in NONINTERACTIVE {
             set(&mut env, OsStr::new(k), OsStr::new(v));
@@ -128,6 +127,32 @@ fn environment(
         set(&mut env, k, v);
     }
     env.retain(|(k, _)| !config.env_remove.contains(k));
+    env
+}
+
+/// Whether `name` is one of the crate's own variables (the containment's
+/// mark, the user's `BASH_ENV` kept aside), which no command's environment
+/// carries to the next.
+pub(crate) fn is_internal(name: &OsStr) -> bool {
+    name == crate::os::contain::MARK_VAR || name == USER_BASH_ENV
+}
+
+/// The environment of a command: the [base](base_environment), then the
+/// caller's carried variables (`carried`: set, or unset for `None`), then
+/// the containment's mark and the end record's.
+fn environment(
+    config: &Config,
+    carried: &[(OsString, Option<OsString>)],
+    mark: Option<&(OsString, OsString)>,
+    record: bool,
+) -> (Vec<(OsString, OsString)>, bool) {
+    let mut env = base_environment(config);
+    for (k, v) in carried {
+        match v {
+            Some(v) => set(&mut env, k, v),
+            None => env.retain(|(key, _)| key != k),
+        }
+    }
     if let Some((k, v)) = mark {
         set(&mut env, k, v);
     }
@@ -232,12 +257,13 @@ pub(crate) fn prepare<'a>(
     let argv = vec![c"bash".to_owned(), c"-c".to_owned(), command];
     let record = place
         .record
-        .filter(|_| place.lastdir.is_some() && spec.record_cwd);
+        .filter(|_| place.lastdir.is_some() && spec.record_end);
     let ruleset = match place.restrictions {
         Some(r) => r.ruleset_for(&[spec.output.as_fd()])?,
         None => None,
     };
-    let (env, user_bash_env) = environment(config, place.mark.as_ref(), record.is_some());
+    let (env, user_bash_env) =
+        environment(config, spec.carried, place.mark.as_ref(), record.is_some());
     let envp = env_strings(env);
     let place = Placement {
         lastdir: place.lastdir.filter(|_| record.is_some()),

@@ -255,9 +255,9 @@ impl Process for FakeProcess {
         None
     }
 
-    fn last_dir(&self, _key: Key) -> Option<std::path::PathBuf> {
+    fn last_state(&self, _key: Key) -> Option<crate::os::process::LastState> {
         None
     }
 
-    fn forget_last_dir(&self, _key: Key) {}
+    fn forget_last_state(&self, _key: Key) {}
 }

@@ -77,6 +77,8 @@ pub(crate) struct NewShell {
     pub detached: bool,
     /// Limits in place of the owner's.
     pub limits: Option<crate::limits::Limits>,
+    /// The caller's carried environment: set, or unset for `None`.
+    pub carried: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)>,
 }
 
 /// One command: a foreground call in progress, or a background shell.

@@ -60,7 +60,7 @@ pub(crate) struct Stdio {
     pub stdin: Option<String>,
     /// Whether the directory it ends in is recorded (see `os/lastdir.rs`);
     /// read back by [`Supervisor::take_last_dir`].
-    pub record_cwd: bool,
+    pub record_end: bool,
 }
 
 /// The files of [`Supervisor::side_files`].
@@ -68,9 +68,11 @@ struct SideFiles {
     /// The command's input, open for reading; its name already removed.
     stdin: Option<File>,
     /// Whether the directory it ends in is recorded.
-    record_cwd: bool,
+    record_end: bool,
     /// Limits in place of the owner's.
     limits: Option<crate::limits::Limits>,
+    /// The caller's carried environment.
+    carried: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)>,
 }
 
 pub(crate) struct Supervisor {
@@ -128,7 +130,7 @@ impl Supervisor {
     /// starts in the background. Nothing is left behind when it fails.
     pub(crate) fn start(
         self: &Arc<Self>,
-        new: NewShell,
+        mut new: NewShell,
         cwd: &Path,
         stdio: Stdio,
         register: impl FnOnce(&Shell, Key),
@@ -146,6 +148,7 @@ impl Supervisor {
         let command = new.command.clone();
         let files = SideFiles {
             limits: new.limits,
+            carried: std::mem::take(&mut new.carried),
             ..files
         };
         let key = {
@@ -260,8 +263,9 @@ impl Supervisor {
         };
         Ok(SideFiles {
             stdin,
-            record_cwd: stdio.record_cwd,
+            record_end: stdio.record_end,
             limits: None,
+            carried: Vec::new(),
         })
     }
 
@@ -333,8 +337,9 @@ impl Supervisor {
                 stdout: stdio.stdout,
                 terminal: terminal.as_ref().map(|(slave, _)| *slave),
                 stdin: files.stdin.as_ref(),
-                record_cwd: files.record_cwd,
+                record_end: files.record_end,
                 limits: files.limits,
+                carried: &files.carried,
             },
             // No one waits on the leader's pidfd (a monitor ends at EOF).
             false,
@@ -375,7 +380,7 @@ impl Supervisor {
         }
         let id = next_id();
         // Now background work: where it ends is not kept.
-        self.process.forget_last_dir(key);
+        self.process.forget_last_state(key);
         let renamed = shell.output.with_file_name(format!("{id}.output"));
         if std::fs::rename(&shell.output, &renamed).is_ok() {
             cap::renamed(&shell.output, &renamed);
@@ -387,15 +392,19 @@ impl Supervisor {
         Settled::Moved { id, output }
     }
 
-    /// The directory settled foreground command `key` ended in, if it
-    /// ended on its own (not stopped) with its directory recorded. Asked
-    /// once: the record is forgotten either way.
-    pub(crate) fn take_last_dir(&self, key: Key, shell: &Shell) -> Option<PathBuf> {
+    /// The directory settled foreground command `key` ended in and its
+    /// exported variables, if it ended on its own (not stopped) with its
+    /// end recorded. Asked once: the record is forgotten either way.
+    pub(crate) fn take_last_state(
+        &self,
+        key: Key,
+        shell: &Shell,
+    ) -> Option<crate::os::process::LastState> {
         if shell.is_running() || shell.stop_reason().is_some() {
-            self.process.forget_last_dir(key);
+            self.process.forget_last_state(key);
             return None;
         }
-        self.process.last_dir(key)
+        self.process.last_state(key)
     }
 
     /// Done with the output file of `shell`, a settled foreground command

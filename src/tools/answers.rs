@@ -5,7 +5,7 @@
 use std::fmt;
 
 use super::ToolResult;
-use crate::api::types::{CallError, Exited, Outcome, Refusal, StopCause};
+use crate::api::types::{CallError, Exited, NotKept, Outcome, Refusal, StopCause};
 use crate::status::TaskStatus;
 use crate::texts;
 
@@ -121,7 +121,15 @@ pub(crate) fn exited(e: &Exited) -> ToolResult {
         }
         ToolResult::error(text)
     };
-    with_limit_note(result, Some(e.usage()))
+    let mut result = with_limit_note(result, Some(e.usage()));
+    for n in e.not_kept() {
+        let line = match n {
+            NotKept::ChangesWhatRuns(name) => texts::not_kept(&name.to_string_lossy(), false),
+            NotKept::TooLarge(name) => texts::not_kept(&name.to_string_lossy(), true),
+        };
+        result = result.with_note(&line);
+    }
+    result
         .with_exit_code(Some(e.code()))
         .with_output(e.output(), e.truncated_chars())
 }

@@ -54,6 +54,7 @@ impl Builder {
             noninteractive_env: self.noninteractive_env,
             render_output: self.render_output,
             persist_working_directory: self.persist_working_directory,
+            persist_environment: self.persist_environment,
             env: self.env,
             env_remove: self.env_remove,
             output_root,

@@ -44,6 +44,7 @@ const FLAGS: &[(&str, &str, &str)] = &[
     ("--no-noninteractive-env", "", "do not set PAGER=cat, GIT_PAGER=cat, GIT_EDITOR=true, TERM=dumb (default: set)"),
     ("--raw-output", "", "show output as written: escape sequences, \\r and backspaces kept (default: as a terminal would show it)"),
     ("--no-persist-cwd", "", "persist_working_directory off: a cd in one command no longer carries to the next ones"),
+    ("--no-persist-env", "", "persist_environment off: variables a command exports no longer carry to the next ones"),
     ("--env", "KEY=VALUE", "set a variable for every command; repeatable"),
     ("--env-remove", "KEY", "remove a variable from every command's environment; repeatable"),
     ("--batch-window-ms", "MS", "a monitor's lines within this window go out as one event"),
@@ -123,6 +124,16 @@ fn default_of(flag: &str, o: &Options) -> Option<String> {
                 .to_string(),
             )
         }
+        "--no-persist-env" => {
+            return Some(
+                if d::SERVER_PERSIST_ENVIRONMENT {
+                    "exports persist"
+                } else {
+                    "exports do not persist"
+                }
+                .to_string(),
+            )
+        }
         _ => {}
     }
     Some(match flag {
@@ -188,7 +199,8 @@ fn positive<T: std::str::FromStr + Default + PartialEq>(
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Written), Usage> {
     let mut b = BashTools::builder()
         .tasks(Tasks::new())
-        .persist_working_directory(d::SERVER_PERSIST_WORKING_DIRECTORY);
+        .persist_working_directory(d::SERVER_PERSIST_WORKING_DIRECTORY)
+        .persist_environment(d::SERVER_PERSIST_ENVIRONMENT);
     let mut monitor = MonitorOptions::default();
     let mut options = Options::default();
     let mut allowed: Option<Vec<String>> = None;
@@ -280,6 +292,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Writte
             }
             "--no-noninteractive-env" => b.noninteractive_env(false),
             "--no-persist-cwd" => b.persist_working_directory(false),
+            "--no-persist-env" => b.persist_environment(false),
             "--raw-output" => b.render_output(false),
             "--memory-limit" => b.memory_limit(
                 bashtools::Limits::parse_memory(v)

@@ -1,0 +1,239 @@
+//! The persisted environment (`persist_environment`): what a recipient's
+//! foreground commands exported carries to its next commands.
+//!
+//! A command's record lists the variables it ended with exported
+//! (`os/exports.rs`). Against the environment every command starts from
+//! (the host's and the configured one: [`base_environment`]), what differs
+//! is the recipient's carried environment — set or unset — and nothing
+//! else: a variable no command changed stays the host's. Values are data
+//! from start to end: the next command gets them as environment entries.
+//!
+//! Not carried: what bash itself changes at every start (`SHLVL`, `PWD`,
+//! `OLDPWD`, `_`), the crate's own marks, functions (never listed), and —
+//! under an allow-list — a variable the gate refuses to assign, and what
+//! passes 64 KiB; each of the last two with a note in the result.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::{OsStr, OsString};
+
+use super::core::Core;
+use super::types::NotKept;
+use crate::config::defaults::CARRIED_ENVIRONMENT_LIMIT;
+use crate::os::spawn::{base_environment, is_internal};
+
+/// A recipient's carried environment: a value to set, or `None` to unset.
+pub(crate) type Carried = BTreeMap<OsString, Option<OsString>>;
+
+/// Names bash sets itself in every shell: never a command's change.
+const BASH_OWN: [&str; 4] = ["SHLVL", "PWD", "OLDPWD", "_"];
+
+impl Core {
+    /// The carried environment of `recipient`, for its next command.
+    pub(crate) fn carried_for(&self, recipient: &str) -> Vec<(OsString, Option<OsString>)> {
+        if !self.config.persist_environment {
+            return Vec::new();
+        }
+        self.carried
+            .lock()
+            .get(recipient)
+            .map(|c| c.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
+    }
+
+    /// A foreground command of `recipient` ended with `exports`: its
+    /// changes become the recipient's carried environment. Returns what
+    /// was not kept, and why.
+    pub(crate) fn keep_exports(
+        &self,
+        recipient: &str,
+        exports: Vec<(OsString, OsString)>,
+    ) -> Vec<NotKept> {
+        let base: HashMap<OsString, OsString> =
+            base_environment(&self.config).into_iter().collect();
+        let mut carried = self.carried.lock();
+        let before = carried.get(recipient).cloned().unwrap_or_default();
+        let (next, not_kept) = carry(
+            &base,
+            &before,
+            exports,
+            self.config.allowed_commands.is_some(),
+        );
+        carried.insert(recipient.to_string(), next);
+        not_kept
+    }
+}
+
+/// The carried environment after a command that started from `base` with
+/// `before` carried and ended with `exports`; `gated`: under an allow-list.
+fn carry(
+    base: &HashMap<OsString, OsString>,
+    before: &Carried,
+    exports: Vec<(OsString, OsString)>,
+    gated: bool,
+) -> (Carried, Vec<NotKept>) {
+    let skip = |name: &OsStr| {
+        BASH_OWN.iter().any(|n| name == *n)
+            || is_internal(name)
+            || name.as_encoded_bytes().starts_with(b"BASH_FUNC_")
+    };
+    // What the command started with, and what it ended with.
+    let start = |name: &OsStr| -> Option<OsString> {
+        match before.get(name) {
+            Some(v) => v.clone(),
+            None => base.get(name).cloned(),
+        }
+    };
+    let ended: BTreeMap<OsString, OsString> =
+        exports.into_iter().filter(|(k, _)| !skip(k)).collect();
+    let mut changes: Carried = BTreeMap::new();
+    for (name, value) in &ended {
+        if base.get(name) != Some(value) {
+            changes.insert(name.clone(), Some(value.clone()));
+        }
+    }
+    for name in base.keys().filter(|k| !skip(k)) {
+        if !ended.contains_key(name) {
+            changes.insert(name.clone(), None);
+        }
+    }
+    let mut next = Carried::new();
+    let mut not_kept = Vec::new();
+    let mut size = 0usize;
+    for (name, value) in changes {
+        let changed_now = start(&name) != value;
+        if gated && crate::gate::changes_what_runs(&name.to_string_lossy()) {
+            // Never carried under an allow-list; said only when this
+            // command changed it.
+            if changed_now {
+                not_kept.push(NotKept::ChangesWhatRuns(name));
+            }
+            continue;
+        }
+        let bytes = name.len() + value.as_ref().map_or(0, |v| v.len());
+        if value.is_some() && size + bytes > CARRIED_ENVIRONMENT_LIMIT {
+            not_kept.push(NotKept::TooLarge(name));
+            continue;
+        }
+        size += bytes;
+        next.insert(name, value);
+    }
+    (next, not_kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(s: &str) -> OsString {
+        OsString::from(s)
+    }
+
+    fn base() -> HashMap<OsString, OsString> {
+        [
+            ("HOME", "/root"),
+            ("PATH", "/bin"),
+            ("SHLVL", "0"),
+            ("TERM", "dumb"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (os(k), os(v)))
+        .collect()
+    }
+
+    fn exports(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs.iter().map(|(k, v)| (os(k), os(v))).collect()
+    }
+
+    #[test]
+    fn what_a_command_set_or_unset_is_carried_and_nothing_else() {
+        let (next, notes) = carry(
+            &base(),
+            &Carried::new(),
+            exports(&[
+                ("HOME", "/root"),
+                ("PATH", "/bin"),
+                ("SHLVL", "1"),
+                ("A", "$(touch x)"),
+                ("PWD", "/x"),
+            ]),
+            false,
+        );
+        assert!(notes.is_empty());
+        // TERM was unset; A set; SHLVL and PWD are bash's own.
+        let want: Carried = [(os("A"), Some(os("$(touch x)"))), (os("TERM"), None)].into();
+        assert_eq!(next, want);
+    }
+
+    #[test]
+    fn a_carried_variable_stays_until_a_command_changes_it() {
+        let before: Carried = [(os("A"), Some(os("1")))].into();
+        // The next command started with A=1 and left it.
+        let all = [
+            ("HOME", "/root"),
+            ("PATH", "/bin"),
+            ("TERM", "dumb"),
+            ("A", "1"),
+        ];
+        let (next, _) = carry(&base(), &before, exports(&all), false);
+        assert_eq!(next, before);
+        // Then one unsets it: back to the host's (nothing carried).
+        let (next, _) = carry(&base(), &before, exports(&all[..3]), false);
+        assert!(next.is_empty(), "{next:?}");
+    }
+
+    #[test]
+    fn under_an_allow_list_what_changes_what_runs_is_not_kept() {
+        let (next, notes) = carry(
+            &base(),
+            &Carried::new(),
+            exports(&[
+                ("HOME", "/root"),
+                ("PATH", "/evil"),
+                ("TERM", "dumb"),
+                ("LD_PRELOAD", "/x.so"),
+                ("B", "2"),
+            ]),
+            true,
+        );
+        assert_eq!(next, [(os("B"), Some(os("2")))].into());
+        assert_eq!(
+            notes,
+            vec![
+                NotKept::ChangesWhatRuns(os("LD_PRELOAD")),
+                NotKept::ChangesWhatRuns(os("PATH"))
+            ]
+        );
+        // Without one, the same is carried.
+        let (next, _) = carry(
+            &base(),
+            &Carried::new(),
+            exports(&[
+                ("HOME", "/root"),
+                ("PATH", "/venv/bin:/bin"),
+                ("TERM", "dumb"),
+            ]),
+            false,
+        );
+        assert_eq!(next, [(os("PATH"), Some(os("/venv/bin:/bin")))].into());
+    }
+
+    #[test]
+    fn past_64_kib_a_variable_is_not_kept() {
+        let big = "x".repeat(40 << 10);
+        let all = [
+            ("HOME", "/root"),
+            ("PATH", "/bin"),
+            ("TERM", "dumb"),
+            ("A", big.as_str()),
+            ("B", big.as_str()),
+            ("C", "small"),
+        ];
+        let (next, notes) = carry(&base(), &Carried::new(), exports(&all), false);
+        assert_eq!(notes, vec![NotKept::TooLarge(os("B"))]);
+        assert!(
+            next.contains_key(&os("A")) && next.contains_key(&os("C")),
+            "{:?}",
+            next.keys()
+        );
+    }
+}
