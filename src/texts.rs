@@ -218,6 +218,9 @@ pub(crate) fn cwd_reset(lost: &Path, ran_in: &Path, outside_sandbox: bool) -> St
     )
 }
 
+/// Ours: what the `bash` description says with `persist_environment`.
+pub(crate) const ENV_NOTE: &str = " Exported variables persist too: an `export` or `unset` in a foreground command carries to your next commands (functions, aliases and shell options do not).";
+
 /// Ours: what the `bash` description says of `cd` (issue 12): whether the
 /// directory a command ends in carries to the next one.
 pub(crate) fn cd_note(persists: bool) -> &'static str {

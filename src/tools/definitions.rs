@@ -58,8 +58,13 @@ fn bash_plain(c: &Config, tasks: bool) -> ToolDefinition {
              starts with `Exit code N`. Standard input is /dev/null unless `stdin` gives it, and pagers and editors are disabled. `timeout` is \
              in seconds (default {default}, at most {max}); a command still running at its timeout is NOT killed: it \
              moves to the background and the result gives its ID (bash_N) for bash_output and kill_shell. With \
-             `run_in_background: true` it starts there at once.{rendered}{cd}{interactive}{notified}{sandbox}",
+             `run_in_background: true` it starts there at once.{rendered}{cd}{env}{interactive}{notified}{sandbox}",
             cd = crate::texts::cd_note(c.persist_working_directory),
+            env = if c.persist_environment {
+                crate::texts::ENV_NOTE
+            } else {
+                ""
+            },
             rendered = if c.render_output {
                 " Output is shown as a terminal shows it: colours and other escape sequences removed, a line \
                  redrawn with \\r (a progress bar) in its last state."
