@@ -162,7 +162,8 @@ impl McpServer {
                 return Err(e);
             }
         };
-        let served = session::Session::new(self, options, out).run(BufReader::new(input));
+        let served =
+            session::Session::new(self, options, out).and_then(|s| s.run(BufReader::new(input)));
         if served.is_err() {
             self.backend.close();
         }

@@ -60,11 +60,13 @@ impl<'a> Session<'a> {
         server: &'a McpServer,
         options: &'a Options,
         out: Arc<Writer>,
-    ) -> Session<'a> {
+    ) -> std::io::Result<Session<'a>> {
         let calls = Arc::new(Calls::default());
         let inbox = Arc::new(Inbox::new(&server.backend, options.delivery(), out.clone()));
-        let tasks = Board::start(server.backend.clone(), out.clone(), calls::task_result)
-            .unwrap_or_else(|e| panic!("bashtools-mcp: cannot start the tasks thread: {e}"));
+        let tasks =
+            Board::start(server.backend.clone(), out.clone(), calls::task_result).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("cannot start the tasks thread: {e}"))
+            })?;
         let shared = Shared {
             backend: server.backend.clone(),
             out: out.clone(),
@@ -74,7 +76,7 @@ impl<'a> Session<'a> {
             tasks,
             progress_every: options.progress_every(),
         };
-        Session {
+        Ok(Session {
             server,
             options,
             out,
@@ -84,7 +86,7 @@ impl<'a> Session<'a> {
             instructions: super::instructions(&server.backend, options.delivery()),
             classic: None,
             classic_level: Level::Debug,
-        }
+        })
     }
 
     /// Serves until the end of `input`, then stops every shell and monitor
