@@ -368,35 +368,70 @@ fn sandbox_true(mode: &Mode) {
 fn persist_cwd_true(mode: &Mode) {
     let n = mode.n(1000, 150);
     let dir = std::env::temp_dir();
-    let on = BashTools::builder()
-        .working_directory(&dir)
-        .persist_working_directory(true)
-        .build()
-        .expect("tools");
-    let off = BashTools::builder()
-        .working_directory(&dir)
-        .build()
-        .expect("tools");
+    let make = |cwd: bool, env: bool| {
+        BashTools::builder()
+            .working_directory(&dir)
+            .persist_working_directory(cwd)
+            .persist_environment(env)
+            .build()
+            .expect("tools")
+    };
+    // Off, the sticky cwd, the carried environment, both (the server's).
+    let tools = [
+        make(false, false),
+        make(true, false),
+        make(false, true),
+        make(true, true),
+    ];
     let input = json!({"command": "true"});
     for _ in 0..n / 10 {
-        on.bash(&input, &me());
-        off.bash(&input, &me());
+        for t in &tools {
+            t.bash(&input, &me());
+        }
     }
-    let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    for _ in 0..n {
-        let s = Instant::now();
-        assert!(!on.bash(&input, &me()).is_error);
-        a.push(s.elapsed());
-        let s = Instant::now();
-        assert!(!off.bash(&input, &me()).is_error);
-        b.push(s.elapsed());
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(n); tools.len()];
+    for i in 0..n {
+        // The order turns each round, so no kind always runs first.
+        for k in 0..tools.len() {
+            let which = (i + k) % tools.len();
+            let s = Instant::now();
+            assert!(!tools[which].bash(&input, &me()).is_error);
+            samples[which].push(s.elapsed());
+        }
     }
-    let (a, b) = (stats(a), stats(b));
+    let paired: Vec<f64> = samples[1..]
+        .iter()
+        .map(|s| paired_ratio(s, &samples[0]))
+        .collect();
+    let st: Vec<Stats> = samples.into_iter().map(stats).collect();
     header(&format!(
-        "foreground `true` with persist_working_directory on beside off, {n} times"
+        "foreground `true` with persist_working_directory and persist_environment beside neither, {n} times"
     ));
-    versus("median", a.median, b.median, "<= 1.10x");
-    versus("p99", a.p99, b.p99, "");
+    versus(
+        "median, persist_working_directory",
+        st[1].median,
+        st[0].median,
+        "<= 1.10x",
+    );
+    versus(
+        "median, persist_environment",
+        st[2].median,
+        st[0].median,
+        "",
+    );
+    versus(
+        "median, both (the server's)",
+        st[3].median,
+        st[0].median,
+        "",
+    );
+    versus("p99, both", st[3].p99, st[0].p99, "");
+    for (name, r) in ["persist_working_directory", "persist_environment", "both"]
+        .iter()
+        .zip(paired)
+    {
+        row(&format!("paired, {name}"), "", "", &format!("{r:.3}x"), "");
+    }
 }
 
 /// Foreground `true` with containment on (a cgroup per command) and off

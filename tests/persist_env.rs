@@ -174,6 +174,9 @@ fn under_an_allow_list_what_changes_what_runs_is_not_kept_and_said() {
         "{}",
         r.text
     );
+    // Sourced again: said again (the same listing comes to the same).
+    let again = t.bash(&json!({"command": "source ./setup.sh"}), &common::me());
+    assert_eq!(again.text, r.text);
     assert_eq!(
         ok(&t, "echo \"$MODE ${LD_PRELOAD-none} $PATH\"")
             .split(' ')

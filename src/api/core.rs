@@ -36,7 +36,7 @@ pub(crate) struct Core {
     /// foreground command ended.
     pub(super) last_dirs: Mutex<HashMap<String, LastDir>>,
     /// With `persist_environment`: each recipient's carried variables.
-    pub(super) carried: Mutex<HashMap<String, super::environment::Carried>>,
+    pub(super) carried: Mutex<HashMap<String, super::environment::Kept>>,
 }
 
 impl Core {

@@ -24,6 +24,18 @@ use crate::os::spawn::{base_environment, is_internal};
 /// A recipient's carried environment: a value to set, or `None` to unset.
 pub(crate) type Carried = BTreeMap<OsString, Option<OsString>>;
 
+/// A recipient's carried environment, the listing it was last worked out
+/// from, and what that left out: a command that ends with the same listing
+/// comes to the same, which is known without reading it (most commands
+/// export nothing). (The result depends on the listing alone: what a
+/// command starts with is the base and what this same listing carried.)
+#[derive(Default)]
+pub(crate) struct Kept {
+    carried: Carried,
+    listing: Vec<u8>,
+    not_kept: Vec<NotKept>,
+}
+
 /// Names bash sets itself in every shell: never a command's change.
 const BASH_OWN: [&str; 4] = ["SHLVL", "PWD", "OLDPWD", "_"];
 
@@ -36,29 +48,50 @@ impl Core {
         self.carried
             .lock()
             .get(recipient)
-            .map(|c| c.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .map(|c| {
+                c.carried
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
-    /// A foreground command of `recipient` ended with `exports`: its
-    /// changes become the recipient's carried environment. Returns what
-    /// was not kept, and why.
-    pub(crate) fn keep_exports(
-        &self,
-        recipient: &str,
-        exports: Vec<(OsString, OsString)>,
-    ) -> Vec<NotKept> {
+    /// A foreground command of `recipient` ended with `listing` (bash's
+    /// `export -p`): its changes become the recipient's carried
+    /// environment. Returns what was not kept, and why.
+    pub(crate) fn keep_exports(&self, recipient: &str, listing: Vec<u8>) -> Vec<NotKept> {
+        if let Some(k) = self.carried.lock().get(recipient) {
+            if k.listing == listing {
+                return k.not_kept.clone();
+            }
+        }
+        // Not bash's listing (a program wrote to the record too): nothing
+        // is known of the command's end, and nothing changes.
+        let Some(exports) = crate::os::exports::parse(&listing) else {
+            return Vec::new();
+        };
         let base: HashMap<OsString, OsString> =
             base_environment(&self.config).into_iter().collect();
-        let mut carried = self.carried.lock();
-        let before = carried.get(recipient).cloned().unwrap_or_default();
-        let (next, not_kept) = carry(
+        let mut kept = self.carried.lock();
+        let before = kept
+            .get(recipient)
+            .map(|k| k.carried.clone())
+            .unwrap_or_default();
+        let (carried, not_kept) = carry(
             &base,
             &before,
             exports,
             self.config.allowed_commands.is_some(),
         );
-        carried.insert(recipient.to_string(), next);
+        kept.insert(
+            recipient.to_string(),
+            Kept {
+                carried,
+                listing,
+                not_kept: not_kept.clone(),
+            },
+        );
         not_kept
     }
 }

@@ -153,13 +153,17 @@ impl Record {
     /// after a NUL when it listed them. Nothing for an empty record (the
     /// trap did not run: `exec`, SIGKILL, a replaced trap).
     pub(crate) fn read(&self) -> LastState {
-        let size = self.0.metadata().map_or(0, |m| m.len() as usize);
-        if size == 0 || size > RECORD_MAX {
-            return LastState::default();
-        }
-        let mut bytes = vec![0u8; size];
+        // Read until the end (one read for a usual record), at most
+        // RECORD_MAX: a bigger record is no trap's, and says nothing.
+        let mut bytes = vec![0u8; 16 << 10];
         let mut got = 0;
-        while got < bytes.len() {
+        loop {
+            if got == bytes.len() {
+                if bytes.len() >= RECORD_MAX {
+                    return LastState::default();
+                }
+                bytes.resize(bytes.len() * 2, 0);
+            }
             match self.0.read_at(&mut bytes[got..], got as u64) {
                 Ok(0) => break,
                 Ok(n) => got += n,
@@ -170,11 +174,11 @@ impl Record {
         bytes.truncate(got);
         match bytes.iter().position(|&b| b == 0) {
             Some(at) => {
-                let exports = crate::os::exports::parse(&bytes[at + 1..]);
+                let exports = bytes.split_off(at + 1);
                 bytes.truncate(at);
                 LastState {
                     dir: parse(bytes),
-                    exports,
+                    exports: Some(exports),
                 }
             }
             None => LastState {
@@ -203,8 +207,10 @@ const RECORD_MAX: usize = 4 << 20;
 pub(crate) struct LastState {
     /// The directory it ended in.
     pub dir: Option<PathBuf>,
-    /// Its exported variables with a value, when they were listed and read.
-    pub exports: Option<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
+    /// Its exported variables as `export -p` listed them, when it did (read
+    /// by `exports.rs`; kept as written, so an unchanged list is known
+    /// without reading it).
+    pub exports: Option<Vec<u8>>,
 }
 
 /// The path `pwd` wrote: all of `bytes` less the newline it ends with, so
@@ -266,6 +272,6 @@ mod tests {
         copy.write_all(b"\0declare -x A=\"1\"\n").unwrap();
         let state = record.read();
         assert_eq!(state.dir, Some(PathBuf::from("/some where")));
-        assert_eq!(state.exports, Some(vec![("A".into(), "1".into())]));
+        assert_eq!(state.exports.as_deref(), Some(&b"declare -x A=\"1\"\n"[..]));
     }
 }
