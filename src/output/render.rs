@@ -76,12 +76,29 @@ impl Render {
                 // machine.
                 // Bytes, not chars: the three are ASCII, so where one is a
                 // char starts, and a byte scan is the fast one.
-                let end = rest
-                    .bytes()
-                    .position(|b| matches!(b, 0x1b | b'\r' | 0x08))
-                    .unwrap_or(rest.len());
+                let end = find_special(rest.as_bytes()).unwrap_or(rest.len());
                 if end > 0 {
                     self.plain(&rest[..end], emit);
+                    rest = &rest[end..];
+                    continue;
+                }
+            }
+            if self.esc == Seq::None && !self.cr && self.col < self.line.len() {
+                // Overwriting the held line (a redraw after `\r`), in bulk:
+                // plain chars up to the next one that needs the state
+                // machine or ends the line.
+                let stop = find_special(rest.as_bytes()).unwrap_or(rest.len());
+                let end = rest[..stop].find('\n').unwrap_or(stop);
+                if end > 0 && self.line.len() + end < LINE_CAP {
+                    for c in rest[..end].chars() {
+                        if self.col < self.line.len() {
+                            self.line[self.col] = c;
+                        } else {
+                            self.line.push(c);
+                        }
+                        self.col += 1;
+                    }
+                    self.src += end as u64;
                     rest = &rest[end..];
                     continue;
                 }
@@ -269,9 +286,64 @@ pub(crate) fn render_text(text: &str) -> String {
     out
 }
 
+/// The first `ESC`, `\r` or backspace in `b`: the bytes that need the
+/// state machine. Eight bytes at a time (a word compared with each of the
+/// three at once, the "has a zero byte" test), since this scan is most of
+/// what rendering costs on plain output.
+fn find_special(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_in = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut i = 0;
+    while i + 8 <= b.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"));
+        let hit = zero_in(w ^ (0x1b * ONES))
+            | zero_in(w ^ (b'\r' as u64 * ONES))
+            | zero_in(w ^ (0x08 * ONES));
+        if hit != 0 {
+            // The lowest flagged byte is a true match (a borrow only ever
+            // flags bytes above a real zero byte).
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| matches!(c, 0x1b | b'\r' | 0x08))
+        .map(|p| i + p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_word_scan_finds_what_a_byte_scan_finds() {
+        let naive = |b: &[u8]| b.iter().position(|&c| matches!(c, 0x1b | b'\r' | 0x08));
+        // Every placement in and around a word, and bytes one bit off.
+        let near = [
+            0x1b, b'\r', 0x08, 0x9b, 0x8d, 0x88, 0x1a, 0x0c, 0x09, 0x00, 0xff, b'a',
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for len in 0..40 {
+            for _ in 0..200 {
+                let v: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        // Mostly plain, sometimes a special or a near miss.
+                        if seed % 5 == 0 {
+                            near[(seed >> 8) as usize % near.len()]
+                        } else {
+                            b'a' + (seed >> 16) as u8 % 26
+                        }
+                    })
+                    .collect();
+                assert_eq!(find_special(&v), naive(&v), "{v:?}");
+            }
+        }
+    }
 
     /// The rules, the naive way, on a whole text.
     fn reference(text: &str) -> String {
