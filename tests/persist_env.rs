@@ -76,6 +76,8 @@ fn values_travel_as_data_never_as_code() {
         format!("`touch {}`", marker.display()),
         "a\nb\"c'd\\e$f\u{1}\u{7f}é".to_string(),
         "() { :; }; touch x".to_string(),
+        "a=b==c=".to_string(),
+        "=".to_string(),
     ];
     for (i, v) in hostile.iter().enumerate() {
         // Set through the environment of a program, so no quoting of ours

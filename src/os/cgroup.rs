@@ -197,6 +197,13 @@ impl Cell {
         self.dir.file_name().unwrap_or_default()
     }
 
+    /// A cell at `dir`, for tests of what is written to and read from its
+    /// files (a plain directory stands in for the kernel's).
+    #[cfg(test)]
+    pub(crate) fn at(dir: PathBuf) -> Cell {
+        Cell { dir, events: None }
+    }
+
     /// Another handle on the same cell (its path and events file).
     pub(crate) fn clone_ref(&self) -> Cell {
         Cell {
