@@ -505,3 +505,38 @@ fn walk_for(root: &std::path::Path, name: &std::ffi::OsStr) -> Vec<PathBuf> {
     }
     found
 }
+
+/// Under the sandbox a command cannot leave its cells, in any hierarchy,
+/// so it cannot leave its limits either (as root, unsandboxed, it could:
+/// root may move any process; see the README's "Limits and accounting").
+#[test]
+fn a_sandboxed_command_cannot_leave_its_limits() {
+    let work = Scratch::new("limits-sandbox");
+    let Some(tools) = limited(
+        builder()
+            .working_directory(&work.0)
+            .memory_limit(64 * MIB)
+            .sandbox(bashtools::Sandbox::new().best_effort(true)),
+        "memory_limit",
+    ) else {
+        return;
+    };
+    if !tools.sandbox_status().is_some_and(|s| s.filesystem()) {
+        eprintln!("SKIP: no Landlock here; the sandbox is not enforced");
+        return;
+    }
+    // Every cgroup.procs the command can see, written with its own pid.
+    let cmd = "for f in $(find /sys/fs/cgroup -maxdepth 4 -name cgroup.procs 2>/dev/null); do \
+               echo $$ 2>/dev/null > \"$f\" && echo \"left through $f\"; done; \
+               dd if=/dev/zero of=/dev/null bs=200M count=1 2>/dev/null; echo after";
+    let r = bash(&tools, json!({"command": cmd}));
+    assert!(!r.text.contains("left through"), "{}", r.text);
+    assert_eq!(
+        r.usage.unwrap().out_of_memory(),
+        Some(64 * MIB),
+        "{} {:?}",
+        r.text,
+        r.usage
+    );
+    assert_cells_removed(tools);
+}

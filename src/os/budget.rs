@@ -14,11 +14,15 @@
 //!   and per command in the v1 hierarchy (`cgroup_v1.rs`), joined by the
 //!   child before its exec, with `memory.limit_in_bytes` (and
 //!   `memory.memsw.limit_in_bytes`, so no swap), `pids.max`,
-//!   `cpu.cfs_quota_us`. v1 has no group OOM kill: each v1 memory cell has
-//!   the kernel's OOM killer off (`memory.oom_control`), so a task past the
-//!   limit waits, and the cell's OOM event (`cgroup.event_control` with an
-//!   eventfd, watched by the reaper thread) makes us kill the whole tree
-//!   through its v2 cell, as v2's `memory.oom.group` would.
+//!   `cpu.cfs_quota_us`. v1 has no group OOM kill: the kernel kills one
+//!   process of the tree, and the cell's OOM event (`cgroup.event_control`
+//!   with an eventfd, watched by the reaper thread) makes us kill the rest
+//!   through its v2 cell, as v2's `memory.oom.group` would. (The kernel's
+//!   killer stays on: with it off, a charge made by the kernel on the
+//!   command's behalf — a `read` into a fresh buffer — fails with `EFAULT`
+//!   instead, with no event, and the command goes on.) Its leader may end
+//!   on its own before that kill lands; the command is reported killed
+//!   all the same (`process.rs`).
 //!
 //! What a command cost is read when its leader is reaped: CPU time from the
 //! v2 cell's `cpu.stat` (a core file of every v2 cgroup), peak memory from
@@ -208,7 +212,7 @@ impl Budget {
             watch: None,
             cpu_read: 0,
             reset_peak: false,
-            kept: [None, None, None],
+            kept: [None, None, None, None],
         }
     }
 
@@ -276,7 +280,7 @@ pub(crate) struct CellSet {
     /// Whether the v1 memory peak is to be reset before the next command.
     reset_peak: bool,
     /// Counter files kept open ([`Kept`]).
-    kept: [Option<File>; 3],
+    kept: [Option<File>; 4],
 }
 
 /// The counter files a cell keeps open.
@@ -285,6 +289,7 @@ enum Kept {
     CpuStat,
     MemoryPeakV1,
     PidsEventsV1,
+    OomControlV1,
 }
 
 impl Deref for CellSet {
@@ -401,15 +406,6 @@ impl CellSet {
                 if bytes.is_some() && self.watch.is_none() {
                     self.watch_oom()?;
                 }
-                // While the watch is on, the kernel's own OOM killer is
-                // off in the cell: a task past the limit waits, and the
-                // watch kills the whole tree (as v2's `memory.oom.group`
-                // does). Left to the kernel, it would kill one process and
-                // the command would go on without it ("Killed", then exit
-                // 0) before the watch could stop the rest.
-                let disable = if bytes.is_some() { "1" } else { "0" };
-                self.v1_cell(budget, Controller::Memory)?
-                    .write("memory.oom_control", disable)?;
             }
             None => {}
         }
@@ -514,6 +510,10 @@ impl CellSet {
                     .dir
                     .join("memory.max_usage_in_bytes"),
                 Kept::PidsEventsV1 => self.v1_of(Controller::Pids)?.dir.join("pids.events"),
+                Kept::OomControlV1 => self
+                    .v1_of(Controller::Memory)?
+                    .dir
+                    .join("memory.oom_control"),
             };
             self.kept[i] = File::open(path).ok();
         }
@@ -543,7 +543,14 @@ impl CellSet {
                 Some(_) => (
                     self.kept_read(Kept::MemoryPeakV1)
                         .and_then(|s| s.trim().parse().ok()),
-                    self.oom.load(Ordering::SeqCst),
+                    // The watch's flag, or the kernel's count of its kills
+                    // (the event may still be on its way to the watch).
+                    self.oom.load(Ordering::SeqCst)
+                        || self
+                            .kept_read(Kept::OomControlV1)
+                            .and_then(|s| field(&s, "oom_kill"))
+                            .unwrap_or(0)
+                            > 0,
                 ),
                 None => (None, false),
             },

@@ -209,7 +209,15 @@ impl RealProcess {
                 // Not held while the waiter runs: an owner dropped by it
                 // goes (and removes its cgroup) at once.
                 drop(on_exit_contain);
-                on_exit(exit, ended.cost());
+                let cost = ended.cost();
+                // A tree stopped at its memory limit was killed, every
+                // process of it, even when its leader managed to end on its
+                // own first (v1: the kernel kills one process, we the rest).
+                let exit = match cost.out_of_memory {
+                    Some(_) => reaper::Exit::Signal(nix::libc::SIGKILL),
+                    None => exit,
+                };
+                on_exit(exit, cost);
                 ended.finish();
             }),
         )?;
