@@ -106,8 +106,10 @@ impl Budget {
                         places[i] = Some(Place::V2);
                         continue;
                     }
-                    // Made only when some command may use it: the default
-                    // process limit, or a limit asked for.
+                    // Made whatever the builder asked: a command may ask
+                    // for a limit of its own (a directory per owner and
+                    // hierarchy; a command's own is made at its first
+                    // limit there).
                     match V1Jail::create(c, &name.to_string_lossy()) {
                         Ok(j) => {
                             places[i] = Some(Place::V1(v1.len()));

@@ -149,7 +149,16 @@ impl Contain {
         } else {
             Err(format!("{MODE_VAR}=session"))
         };
-        let budget = Budget::new(jail.as_ref().map_err(String::as_str), limits)?;
+        let budget = match Budget::new(jail.as_ref().map_err(String::as_str), limits) {
+            Ok(b) => b,
+            Err(e) => {
+                // Nothing will run: the jail goes with the error.
+                if let Ok(j) = &jail {
+                    j.destroy(Instant::now());
+                }
+                return Err(e);
+            }
+        };
         let jail = jail.ok();
         let mark = outdir.file_name().unwrap_or_default().to_os_string();
         let mut marker = OsString::new();
