@@ -1243,11 +1243,13 @@ fn raw_pty(cmd: &str, file: &std::path::Path) -> Duration {
     // SAFETY: plain calls on descriptors this function owns.
     let master = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) };
     assert!(master >= 0);
+    // SAFETY: calls on the master this function just opened.
     unsafe {
         libc::grantpt(master);
         libc::unlockpt(master);
     }
     let mut modes = std::mem::MaybeUninit::<libc::termios>::uninit();
+    // SAFETY: tcgetattr fills the termios before it is read.
     unsafe {
         libc::tcgetattr(master, modes.as_mut_ptr());
         let mut modes = modes.assume_init();
@@ -1255,7 +1257,9 @@ fn raw_pty(cmd: &str, file: &std::path::Path) -> Duration {
         libc::tcsetattr(master, libc::TCSANOW, &modes);
     }
     let mut name = [0 as libc::c_char; 128];
+    // SAFETY: the buffer and its length are ours; ptsname_r NUL-terminates.
     unsafe { libc::ptsname_r(master, name.as_mut_ptr(), name.len()) };
+    // SAFETY: a NUL-terminated string in our buffer.
     let slave_path = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
         .to_string_lossy()
         .to_string();

@@ -319,8 +319,10 @@ fn descriptors(
         // SAFETY (both): descriptors of ours; no pointers.
         let r = if src == dst {
             // dup2 onto itself keeps close-on-exec: clear it instead.
+            // SAFETY: as above.
             unsafe { libc::fcntl(src, libc::F_SETFD, 0) }
         } else {
+            // SAFETY: as above.
             unsafe { libc::dup2(src, dst) }
         };
         check(r.into()).map_err(|e| (Step::Descriptors, e))?;
