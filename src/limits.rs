@@ -145,6 +145,9 @@ impl Limits {
 
 /// What an ended command cost, and the limits it ran into.
 ///
+/// Filled by `os/` when the leader is reaped (all but `wall`), and by the
+/// shells, which know when it started (`wall`).
+///
 /// `cpu` and `peak_memory` are the whole tree's where the command ran in a
 /// cgroup with the controller that counts them ([`Usage::of_tree`]); else
 /// the leader's and those of its children it waited for (`getrusage(2)`).
@@ -187,35 +190,6 @@ impl Usage {
     /// the leader and the children it waited for.
     pub fn of_tree(&self) -> bool {
         self.cpu_of_tree && self.memory_of_tree
-    }
-}
-
-/// What a command's cgroup says of its end: its cost, and which limit it
-/// hit. Filled by `os/`, read by the shells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Cost {
-    pub cpu: Option<Duration>,
-    pub peak_memory: Option<u64>,
-    pub cpu_of_tree: bool,
-    pub memory_of_tree: bool,
-    /// The memory limit (bytes) the tree was stopped at.
-    pub out_of_memory: Option<u64>,
-    /// The process limit the tree reached.
-    pub pids_reached: Option<u64>,
-}
-
-impl Cost {
-    /// The usage, with the wall time the shells measured.
-    pub(crate) fn usage(&self, wall: Duration) -> Usage {
-        Usage {
-            wall,
-            cpu: self.cpu,
-            peak_memory: self.peak_memory,
-            cpu_of_tree: self.cpu_of_tree,
-            memory_of_tree: self.memory_of_tree,
-            out_of_memory: self.out_of_memory,
-            pids_reached: self.pids_reached,
-        }
     }
 }
 

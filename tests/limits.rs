@@ -540,3 +540,33 @@ fn a_sandboxed_command_cannot_leave_its_limits() {
     );
     assert_cells_removed(tools);
 }
+
+/// The cgroup files a command joins through are the parent's, opened
+/// close-on-exec: none reaches the command (its bash holds its stdio and
+/// nothing else).
+#[test]
+fn no_descriptor_of_the_budget_reaches_a_command() {
+    let Some(tools) = limited(
+        builder()
+            .memory_limit(64 * MIB)
+            .pids_limit(100)
+            .cpu_limit(1.0),
+        "memory_limit",
+    ) else {
+        return;
+    };
+    for _ in 0..3 {
+        // A fresh cell, then reused ones.
+        // What a program the command runs inherits, less the directory
+        // `ls` reads to list them.
+        let r = bash(&tools, json!({"command": "ls -l /proc/self/fd/"}));
+        let fds: Vec<&str> = r
+            .text
+            .lines()
+            .filter(|l| l.contains(" -> ") && !l.ends_with("/fd"))
+            .map(|l| l.split(" -> ").next().unwrap().rsplit(' ').next().unwrap())
+            .collect();
+        assert_eq!(fds, ["0", "1", "2"], "{}", r.text);
+    }
+    assert_cells_removed(tools);
+}

@@ -296,3 +296,46 @@ fn the_server_carries_exports_unless_told_not_to() {
         assert_eq!(text, want, "{args:?}");
     }
 }
+
+/// A command that writes a listing of its own into its record (the
+/// descriptor is its, as every descriptor bash holds) gains nothing it
+/// could not set itself: under an allow-list what changes what runs is
+/// still not kept, and nothing of the record is evaluated.
+#[test]
+fn a_forged_record_is_data_and_still_gated() {
+    let dir = Scratch::new("env-forged");
+    let marker = dir.path("pwned");
+    let t = common::builder()
+        .working_directory(&dir.0)
+        .persist_environment(true)
+        .allowed_commands(["cat", "exec", "echo"])
+        .build()
+        .unwrap();
+    // The listing alone, from a file (the gate would refuse the line that
+    // spells it): the trap's own writes go nowhere once 63 is closed.
+    std::fs::write(
+        dir.path("forged"),
+        format!(
+            "\0declare -x LD_PRELOAD=\"/x.so\"\ndeclare -x MINE=\"\\$(touch {})\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let r = t.bash(
+        &json!({"command": "cat forged >&63; exec 63>&-"}),
+        &common::me(),
+    );
+    assert!(!r.is_error, "{r:?}");
+    assert!(
+        r.text
+            .lines()
+            .any(|l| l == "Note: LD_PRELOAD was not kept: it changes what runs"),
+        "{}",
+        r.text
+    );
+    assert_eq!(
+        ok(&t, "echo \"${LD_PRELOAD-none} ${MINE-none}\""),
+        format!("none $(touch {})", marker.display())
+    );
+    assert!(!marker.exists(), "a forged value was evaluated");
+}

@@ -36,7 +36,7 @@ pub(crate) struct Core {
     /// foreground command ended.
     pub(super) last_dirs: Mutex<HashMap<String, LastDir>>,
     /// With `persist_environment`: each recipient's carried variables.
-    pub(super) carried: Mutex<HashMap<String, super::environment::Kept>>,
+    pub(super) carried: Mutex<HashMap<String, Kept>>,
 }
 
 impl Core {
@@ -182,4 +182,20 @@ fn notify_end(tasks: &Tasks, ended: &Ended) {
 pub(crate) struct LastDir {
     pub(super) dir: PathBuf,
     pub(super) base: Option<PathBuf>,
+}
+
+/// A recipient's carried environment: a value to set, or `None` to unset.
+pub(crate) type Carried =
+    std::collections::BTreeMap<std::ffi::OsString, Option<std::ffi::OsString>>;
+
+/// A recipient's carried environment, the listing it was last worked out
+/// from, and what that left out: a command that ends with the same listing
+/// comes to the same, which is known without reading it (most commands
+/// export nothing). (The result depends on the listing alone: what a
+/// command starts with is the base and what this same listing carried.)
+#[derive(Default)]
+pub(crate) struct Kept {
+    pub(super) carried: Carried,
+    pub(super) listing: Vec<u8>,
+    pub(super) not_kept: Vec<super::types::NotKept>,
 }

@@ -16,25 +16,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{OsStr, OsString};
 
-use super::core::Core;
+use super::core::{Carried, Core, Kept};
 use super::types::NotKept;
 use crate::config::defaults::CARRIED_ENVIRONMENT_LIMIT;
-use crate::os::spawn::{base_environment, is_internal};
-
-/// A recipient's carried environment: a value to set, or `None` to unset.
-pub(crate) type Carried = BTreeMap<OsString, Option<OsString>>;
-
-/// A recipient's carried environment, the listing it was last worked out
-/// from, and what that left out: a command that ends with the same listing
-/// comes to the same, which is known without reading it (most commands
-/// export nothing). (The result depends on the listing alone: what a
-/// command starts with is the base and what this same listing carried.)
-#[derive(Default)]
-pub(crate) struct Kept {
-    carried: Carried,
-    listing: Vec<u8>,
-    not_kept: Vec<NotKept>,
-}
+use crate::os::process::is_internal;
+use crate::os::spawn::base_environment;
 
 /// Names bash sets itself in every shell: never a command's change.
 const BASH_OWN: [&str; 4] = ["SHLVL", "PWD", "OLDPWD", "_"];

@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::limits::{Cost, Limits, DEFAULT_PIDS_LIMIT};
+use crate::limits::{Limits, Usage, DEFAULT_PIDS_LIMIT};
 use crate::os::cgroup::{Cell, Jail};
 use crate::os::cgroup_v1::{Controller, V1Cell, V1Jail};
 use crate::os::reaper::{self, Rusage};
@@ -351,7 +351,13 @@ impl CellSet {
         }
         if want.pids != self.applied.pids {
             let v = want.pids.map_or("max".to_string(), |n| n.to_string());
-            self.write(budget, Controller::Pids, "pids.max", "pids.max", &v)?;
+            match budget.place(Controller::Pids) {
+                Some(Place::V2) => self.cell_write("pids.max", &v)?,
+                Some(Place::V1(_)) => self
+                    .v1_cell(budget, Controller::Pids)?
+                    .write("pids.max", &v)?,
+                None => {}
+            }
         }
         if want.cpu != self.applied.cpu {
             // Thousandths of a CPU times the period in µs, over 1000.
@@ -473,21 +479,6 @@ impl CellSet {
         self.v1.iter().find(|v| v.controller == c)
     }
 
-    fn write(
-        &mut self,
-        budget: &Budget,
-        c: Controller,
-        v2_file: &str,
-        v1_file: &str,
-        value: &str,
-    ) -> io::Result<()> {
-        match budget.place(c) {
-            Some(Place::V2) => self.cell_write(v2_file, value),
-            Some(Place::V1(_)) => self.v1_cell(budget, c)?.write(v1_file, value),
-            None => Ok(()),
-        }
-    }
-
     fn cell_write(&self, name: &str, value: &str) -> io::Result<()> {
         std::fs::write(self.cell.path().join(name), value)
     }
@@ -526,7 +517,7 @@ impl CellSet {
 
     /// What the command cost and which limit it hit, read when its leader
     /// was reaped (`leader`: the leader's own usage).
-    pub(crate) fn cost(&mut self, budget: &Budget, leader: Rusage) -> Cost {
+    pub(crate) fn cost(&mut self, budget: &Budget, leader: Rusage) -> Usage {
         let usec = self.cpu_usec();
         self.cpu_read = usec.unwrap_or(self.cpu_base);
         self.reset_peak = true;
@@ -568,7 +559,8 @@ impl CellSet {
         if out_of_memory.is_some() || pids_reached.is_some() {
             self.hit = true;
         }
-        Cost {
+        Usage {
+            wall: Duration::ZERO,
             cpu: cpu.or(Some(leader.cpu)),
             cpu_of_tree: cpu.is_some(),
             memory_of_tree: peak.is_some(),

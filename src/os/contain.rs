@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::limits::{Cost, Limits};
+use crate::limits::{Limits, Usage};
 use crate::os::budget::{Budget, CellSet};
 use crate::os::cgroup::Jail;
 use crate::os::keeper::Keeper;
@@ -338,10 +338,10 @@ impl Contain {
     /// cell waits for [`LeaderEnded::finish`], so whoever waits for the
     /// exit can be woken first.
     pub(crate) fn leader_exited(&self, key: u64, on_gone: OnGone, leader: Rusage) -> LeaderEnded {
-        let by_leader = Cost {
+        let by_leader = Usage {
             cpu: Some(leader.cpu),
             peak_memory: Some(leader.max_rss),
-            ..Cost::default()
+            ..Usage::default()
         };
         let mut holds = self.holds.lock();
         let Some(entry) = holds.by_key.get_mut(&key) else {
@@ -402,12 +402,12 @@ pub(crate) struct LeaderEnded {
     /// command instead of being removed (cgroup mode).
     spare: Option<Spares>,
     /// What the command cost, read from its cell as its leader ended.
-    cost: Cost,
+    cost: Usage,
 }
 
 impl LeaderEnded {
     /// What the command cost, and which limit it hit.
-    pub(crate) fn cost(&self) -> Cost {
+    pub(crate) fn cost(&self) -> Usage {
         self.cost
     }
 

@@ -233,6 +233,36 @@ mod tests {
         assert_eq!(parse(b""), Some(vec![]));
     }
 
+    /// Whatever a command writes into its record, reading it ends without
+    /// a panic.
+    #[test]
+    fn any_bytes_are_read_or_refused() {
+        let alphabet: &[u8] = b"declare -x export A=\"$'\\\n\0_1a(";
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..200 {
+            for _ in 0..100 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        if seed % 7 == 0 {
+                            (seed >> 24) as u8
+                        } else {
+                            alphabet[(seed >> 32) as usize % alphabet.len()]
+                        }
+                    })
+                    .collect();
+                let _ = parse(&bytes);
+            }
+        }
+        // Cut anywhere, a real listing is refused or read whole.
+        let real = b"declare -x A=\"1\"\ndeclare -x B=$'\\n'\n";
+        for cut in 0..real.len() {
+            let _ = parse(&real[..cut]);
+        }
+    }
+
     /// What bash itself writes reads back as the values it was given.
     #[test]
     fn bash_s_own_output_reads_back() {

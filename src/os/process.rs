@@ -21,7 +21,7 @@ use nix::sys::signal::Signal;
 use parking_lot::Mutex;
 
 use crate::config::Config;
-use crate::limits::{Cost, Limits};
+use crate::limits::{Limits, Usage};
 use crate::os::contain::{Contain, Containment, OnGone};
 pub(crate) use crate::os::lastdir::LastState;
 use crate::os::lastdir::{Record, Startup};
@@ -33,9 +33,16 @@ use crate::os::{group, spawn};
 /// so what an ended command left running is still reached by it.
 pub(crate) type Key = u64;
 
+/// Whether `name` is one of the crate's own variables (the containment's
+/// mark, the user's `BASH_ENV` kept aside), which no command's environment
+/// carries to the next.
+pub(crate) fn is_internal(name: &std::ffi::OsStr) -> bool {
+    name == crate::os::contain::MARK_VAR || name == spawn::USER_BASH_ENV
+}
+
 /// Runs once, on another thread, when a command's leader has been reaped:
 /// how it ended, and what the command cost (read from its cell then).
-pub(crate) type EndHook = Box<dyn FnOnce(Exit, Cost) + Send>;
+pub(crate) type EndHook = Box<dyn FnOnce(Exit, Usage) + Send>;
 
 /// Starts commands and reaches what they started, by [`Key`].
 pub(crate) trait Process: Send + Sync + 'static {

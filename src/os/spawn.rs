@@ -130,13 +130,6 @@ pub(crate) fn base_environment(config: &Config) -> Vec<(OsString, OsString)> {
     env
 }
 
-/// Whether `name` is one of the crate's own variables (the containment's
-/// mark, the user's `BASH_ENV` kept aside), which no command's environment
-/// carries to the next.
-pub(crate) fn is_internal(name: &OsStr) -> bool {
-    name == crate::os::contain::MARK_VAR || name == USER_BASH_ENV
-}
-
 /// The environment of a command: the [base](base_environment), then the
 /// caller's carried variables (`carried`: set, or unset for `None`), then
 /// the containment's mark and the end record's.

@@ -183,7 +183,7 @@ impl Process for FakeProcess {
                 command: spec.command.to_string(),
                 // A fake leader is its whole tree: gone when it exits.
                 hook: Some(Box::new(move |exit| {
-                    on_exit(exit, crate::limits::Cost::default());
+                    on_exit(exit, crate::limits::Usage::default());
                     on_gone();
                 })),
                 signals: Vec::new(),

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::limits::Cost;
+use crate::limits::Usage;
 use crate::os::reaper::Exit;
 use crate::status::TaskStatus;
 
@@ -109,7 +109,7 @@ pub(crate) struct Shell {
     pub(super) started: Instant,
     pub(super) ended_at: Option<Instant>,
     /// What it cost and which limit it hit, once its leader has ended.
-    pub(super) cost: Cost,
+    pub(super) cost: Usage,
 }
 
 impl Shell {
@@ -132,14 +132,17 @@ impl Shell {
             watch: None,
             started: Instant::now(),
             ended_at: None,
-            cost: Cost::default(),
+            cost: Usage::default(),
         }
     }
 
     /// What it cost and the limits it ran into, once ended: the cgroup's
     /// figures with the wall time.
-    pub(crate) fn usage(&self) -> Option<crate::limits::Usage> {
-        self.ended_at.map(|_| self.cost.usage(self.elapsed()))
+    pub(crate) fn usage(&self) -> Option<Usage> {
+        self.ended_at.map(|_| Usage {
+            wall: self.elapsed(),
+            ..self.cost
+        })
     }
 
     /// How long it has run so far, or in all once ended.

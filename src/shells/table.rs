@@ -105,7 +105,7 @@ impl Table {
         &self,
         key: Key,
         exit: Exit,
-        cost: crate::limits::Cost,
+        cost: crate::limits::Usage,
         notify: impl FnOnce(Ended),
     ) {
         let (waiters, ended) = {

@@ -121,7 +121,7 @@ pub(crate) fn exited(e: &Exited) -> ToolResult {
         }
         ToolResult::error(text)
     };
-    let mut result = with_limit_note(result, Some(e.usage()));
+    let mut result = with_usage(result, Some(e.usage()));
     for n in e.not_kept() {
         let line = match n {
             NotKept::ChangesWhatRuns(name) => texts::not_kept(&name.to_string_lossy(), false),
@@ -136,10 +136,7 @@ pub(crate) fn exited(e: &Exited) -> ToolResult {
 
 /// The result with what the command cost, and the note of a reached
 /// process limit, if one was.
-pub(crate) fn with_limit_note(
-    result: ToolResult,
-    usage: Option<&crate::limits::Usage>,
-) -> ToolResult {
+pub(crate) fn with_usage(result: ToolResult, usage: Option<&crate::limits::Usage>) -> ToolResult {
     let mut result = match usage.and_then(|u| u.pids_limit_reached()) {
         Some(limit) => result.with_note(&texts::pids_reached(limit)),
         None => result,

@@ -149,7 +149,7 @@ fn answer(core: &Core, id: &str, target: &Target, read: &Reading) -> ToolResult 
                     text.push('\n');
                     text.push_str(texts::OUTPUT_CUT);
                 }
-                answers::with_limit_note(ToolResult::ok(text), info.usage())
+                answers::with_usage(ToolResult::ok(text), info.usage())
                     .with_exit_code(info.exit_code())
                     .with_output(out.text(), out.truncated_chars())
                     .with_task(
