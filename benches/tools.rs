@@ -43,8 +43,9 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     type Case = (&'static str, fn(&Mode));
-    let cases: [Case; 17] = [
+    let cases: [Case; 18] = [
         ("true", fg_true),
+        ("echo", fg_echo),
         ("launcher", launcher_true),
         ("cwd", persist_cwd_true),
         ("sandbox", sandbox_true),
@@ -232,6 +233,49 @@ fn fg_true(mode: &Mode) {
     let (o, b) = (stats(ours), stats(base));
     header(&format!(
         "foreground `bash` of `true` ({:?} mode), {n} times",
+        t.containment()
+    ));
+    versus("median", o.median, b.median, "<= 1.10x");
+    versus("p99", o.p99, b.p99, "");
+    row("paired", "", "", &format!("{paired:.3}x"), "<= 1.10x");
+}
+
+/// Foreground `bash` of `echo hi` (a command that prints), beside
+/// `bash -c 'echo hi'` through std with its output read from a pipe: the
+/// output file's whole life (written, read, emptied for the next command)
+/// beside the cheapest way to get the same bytes.
+fn fg_echo(mode: &Mode) {
+    let n = mode.n(1000, 150);
+    let t = tools();
+    let input = json!({"command": "echo hi"});
+    let raw = || {
+        let out = Command::new("bash")
+            .args(["-c", "echo hi"])
+            .output()
+            .unwrap();
+        assert_eq!(out.stdout, b"hi\n");
+    };
+    for _ in 0..n / 10 {
+        t.bash(&input, &me());
+        raw();
+    }
+    let (mut ours, mut base) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        for k in 0..2 {
+            let s = Instant::now();
+            if (i + k) % 2 == 0 {
+                assert_eq!(t.bash(&input, &me()).text, "hi");
+                ours.push(s.elapsed());
+            } else {
+                raw();
+                base.push(s.elapsed());
+            }
+        }
+    }
+    let paired = paired_ratio(&ours, &base);
+    let (o, b) = (stats(ours), stats(base));
+    header(&format!(
+        "foreground `bash` of `echo hi` ({:?} mode), {n} times, beside `bash -c 'echo hi'` read from a pipe",
         t.containment()
     ));
     versus("median", o.median, b.median, "<= 1.10x");
