@@ -349,6 +349,77 @@ fn the_hosts_sigkill_leaves_nothing_in_cgroup_mode() {
     host_death_leaves_nothing(false);
 }
 
+/// The cgroup directories named after process `pid` (`bashtools-PID-…`),
+/// in v2 and in every v1 hierarchy.
+fn cgroups_named_after(pid: u32) -> Vec<PathBuf> {
+    let prefix = format!("bashtools-{pid}-");
+    let mut found = Vec::new();
+    let mut dirs = vec![(PathBuf::from("/sys/fs/cgroup"), 0)];
+    while let Some((dir, depth)) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if e.file_name().to_string_lossy().starts_with(&prefix) {
+                found.push(e.path());
+            } else if depth < 5 && !e.file_name().to_string_lossy().starts_with("bashtools-") {
+                dirs.push((e.path(), depth + 1));
+            }
+        }
+    }
+    found
+}
+
+/// A host SIGKILLed while it builds its tools (a bridge that starts a
+/// server per request and kills it after the answer does this all the
+/// time) leaves no cgroup behind: its keeper is started before any cgroup
+/// and told of each before it is made.
+#[test]
+fn a_host_killed_while_it_builds_its_tools_leaves_no_cgroup() {
+    use std::io::BufRead;
+    if cgroup_tools().is_none() {
+        return;
+    }
+    let mut pids = Vec::new();
+    for round in 0..40u64 {
+        let mut child = Reaped(
+            Command::new(host())
+                .arg("build-loop")
+                .env_remove("BASHTOOLS_CONTAINMENT")
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let mut lines = std::io::BufReader::new(child.0.stdout.take().unwrap()).lines();
+        assert_eq!(lines.next().unwrap().unwrap(), "built");
+        // Killed at a different moment of a build each round: a busy loop
+        // of a few hundred microseconds to a few milliseconds (not a
+        // sleep: the host is building all along).
+        let until = Instant::now() + Duration::from_micros(200 + round * 250);
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        child.0.kill().unwrap();
+        child.0.wait().unwrap();
+        pids.push(child.0.id());
+    }
+    // Each keeper removes what it was told of, once it sees its owner gone.
+    wait_until("no cgroup of the killed hosts is left", || {
+        pids.iter().all(|&p| cgroups_named_after(p).is_empty())
+    });
+    // Nor an output directory.
+    let tmp = std::env::temp_dir();
+    wait_until("no output directory of the killed hosts is left", || {
+        pids.iter().all(|p| {
+            let prefix = format!("bashtools-{p}-");
+            !std::fs::read_dir(&tmp)
+                .unwrap()
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        })
+    });
+}
+
 #[test]
 fn the_hosts_sigkill_leaves_nothing_in_session_mode() {
     host_death_leaves_nothing(true);

@@ -167,15 +167,16 @@ fn a_command_that_replaced_its_output_file_never_has_another_file_emptied() {
             )}),
         );
         assert!(!r.is_error, "{how}: {}", r.text);
+        // Once the file was put back (`output_files` waits for that): its
+        // link in the output directory was removed, nothing more.
+        assert!(output_files(tools.output_directory()).is_empty(), "{how}");
         assert_eq!(
             std::fs::read_to_string(&victim).unwrap(),
             "precious\n",
             "{how}: the victim was emptied"
         );
-        // Its link in the output directory was removed, nothing more.
         use std::os::unix::fs::MetadataExt;
         assert_eq!(std::fs::metadata(&victim).unwrap().nlink(), 1, "{how}");
-        assert!(output_files(tools.output_directory()).is_empty(), "{how}");
         // And the next command's output is its own.
         assert_eq!(run(&tools, "echo own"), ["own"], "{how}");
     }

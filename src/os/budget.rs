@@ -37,7 +37,7 @@ use std::fs::File;
 use std::io;
 use std::ops::Deref;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -88,6 +88,7 @@ impl Budget {
     pub(crate) fn new(
         jail: Result<&Jail, &str>,
         asked: Limits,
+        before: &dyn Fn(&Path),
     ) -> Result<Budget, (&'static str, String)> {
         let mut places = [None; 3];
         let mut missing: [String; 3] = Default::default();
@@ -110,7 +111,7 @@ impl Budget {
                     // for a limit of its own (a directory per owner and
                     // hierarchy; a command's own is made at its first
                     // limit there).
-                    match V1Jail::create(c, &name.to_string_lossy()) {
+                    match V1Jail::create(c, &name.to_string_lossy(), before) {
                         Ok(j) => {
                             places[i] = Some(Place::V1(v1.len()));
                             v1.push(j);
@@ -193,11 +194,6 @@ impl Budget {
             )
         })?;
         Ok(self.defaults.overridden_by(over))
-    }
-
-    /// The directories of the v1 jails (the keeper removes them).
-    pub(crate) fn v1_dirs(&self) -> Vec<PathBuf> {
-        self.v1.iter().map(|j| j.dir().to_path_buf()).collect()
     }
 
     /// The cells' companions: `cell` with nothing set yet.

@@ -105,10 +105,11 @@ pub(crate) struct Jail {
 }
 
 impl Jail {
-    /// Makes the owner's cgroup under this process's own. Fails
+    /// Makes the owner's cgroup under this process's own, calling `before`
+    /// with its path just before it is made (the keeper is told). Fails
     /// where there is no cgroup v2 hierarchy, no permission to make
     /// cgroups there, or no `cgroup.kill` (Linux before 5.14).
-    pub(crate) fn create() -> io::Result<Jail> {
+    pub(crate) fn create(before: &dyn Fn(&Path)) -> io::Result<Jail> {
         let base = own_cgroup()
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no cgroup v2 hierarchy"))?;
         // The pid and a sequence say whose it is; 64 random bits make the
@@ -120,6 +121,7 @@ impl Jail {
             SEQUENCE.fetch_add(1, Ordering::Relaxed),
             random_u64()?
         ));
+        before(&dir);
         DirBuilder::new().mode(0o755).create(&dir)?;
         if !dir.join("cgroup.kill").exists() {
             let _ = std::fs::remove_dir(&dir);

@@ -86,7 +86,11 @@ pub(crate) struct V1Jail {
 
 impl V1Jail {
     /// Makes `name` under our own cgroup of `controller`.
-    pub(crate) fn create(controller: Controller, name: &str) -> io::Result<V1Jail> {
+    pub(crate) fn create(
+        controller: Controller,
+        name: &str,
+        before: &dyn Fn(&Path),
+    ) -> io::Result<V1Jail> {
         let base = own_cgroup(controller).ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::NotFound,
@@ -97,12 +101,9 @@ impl V1Jail {
             )
         })?;
         let dir = base.join(name);
+        before(&dir);
         DirBuilder::new().mode(0o755).create(&dir)?;
         Ok(V1Jail { controller, dir })
-    }
-
-    pub(crate) fn dir(&self) -> &Path {
-        &self.dir
     }
 
     /// The command's directory `name` (the v2 cell's name), made and open.

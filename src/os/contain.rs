@@ -22,7 +22,7 @@ use parking_lot::Mutex;
 use crate::limits::{Limits, Usage};
 use crate::os::budget::{Budget, CellSet};
 use crate::os::cgroup::Jail;
-use crate::os::keeper::Keeper;
+use crate::os::keeper::{Keeper, Told};
 use crate::os::launch::{caps, Via};
 use crate::os::reaper::Rusage;
 
@@ -143,13 +143,28 @@ impl Contain {
         via: Via,
         limits: Limits,
     ) -> Result<Contain, (&'static str, String)> {
+        // The keeper first, and told of each cgroup before it is made: an
+        // owner killed while it builds leaves none behind.
+        let keeper = Keeper::start(outdir, grace, via).ok();
+        let tell = |what: Told| {
+            let keeper = keeper.as_ref();
+            move |dir: &Path| {
+                if let Some(k) = keeper {
+                    k.tell(what, dir.as_os_str());
+                }
+            }
+        };
         let wanted = std::env::var_os(MODE_VAR).map_or(true, |v| v != "session");
         let jail = if wanted {
-            Jail::create().map_err(|e| e.to_string())
+            Jail::create(&tell(Told::Jail)).map_err(|e| e.to_string())
         } else {
             Err(format!("{MODE_VAR}=session"))
         };
-        let budget = match Budget::new(jail.as_ref().map_err(String::as_str), limits) {
+        let budget = match Budget::new(
+            jail.as_ref().map_err(String::as_str),
+            limits,
+            &tell(Told::V1),
+        ) {
             Ok(b) => b,
             Err(e) => {
                 // Nothing will run: the jail goes with the error.
@@ -161,20 +176,12 @@ impl Contain {
         };
         let jail = jail.ok();
         let mark = outdir.file_name().unwrap_or_default().to_os_string();
-        let mut marker = OsString::new();
-        if jail.is_none() {
-            marker.push(format!("{MARK_VAR}="));
+        if let (None, Some(k)) = (&jail, &keeper) {
+            // Before any command runs with it.
+            let mut marker = OsString::from(format!("{MARK_VAR}="));
             marker.push(&mark);
+            k.tell(Told::Mark, &marker);
         }
-        let keeper = Keeper::start(
-            jail.as_ref().map(|j| j.dir()),
-            &budget.v1_dirs(),
-            outdir,
-            &marker,
-            grace,
-            via,
-        )
-        .ok();
         let mut mark_entry = format!("{MARK_VAR}=").into_bytes();
         mark_entry.extend_from_slice(mark.as_encoded_bytes());
         Ok(Contain {

@@ -5,9 +5,14 @@
 //!
 //! It is bash itself (no binary of ours to install): a script that reads
 //! its stdin, one end of a socket pair whose other end only the owner holds,
-//! close-on-exec, so no command ever inherits it. Nothing is written on it:
-//! when the owner's end closes — the owner dropped or died, the kernel
-//! closes it either way — the read sees EOF, and the keeper sends TERM and
+//! close-on-exec, so no command ever inherits it. It is started first,
+//! before anything it must clean up exists, and told each cgroup *before*
+//! the owner makes it ([`Keeper::tell`]): an owner killed while it builds
+//! (a bridge that starts a server per request and kills it after the
+//! answer does this all the time) leaves nothing behind either. After
+//! that nothing is written on it: when the owner's end closes — the owner
+//! dropped or died, the kernel closes it either way — the read sees EOF,
+//! and the keeper sends TERM and
 //! CONT to what is left (every member of the owner's cgroup; in session mode
 //! every process whose environment carries the owner's mark, which its
 //! commands pass on to what they start), waits up to the grace, sends KILL
@@ -24,7 +29,7 @@
 
 use std::ffi::{CString, OsStr};
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
@@ -35,16 +40,25 @@ use crate::os::launch::{self, ChildSetup, Input, Output, Via};
 use crate::os::reaper;
 use crate::os::spawn::{bash_path, cstring, env_strings};
 
-/// The keeper's script: `$1` the owner's cgroup (or empty), `$2` the output
-/// directory, `$3` the grace in ticks of 50 ms, `$4` the `NAME=VALUE` that
-/// marks the environment of every process of the owner's commands (session
-/// mode; empty in cgroup mode), then the owner's cgroup v1 directories
-/// (a hybrid host's budgets), removed once the cgroup is empty.
+/// The keeper's script: `$1` the output directory, `$2` the grace in ticks
+/// of 50 ms. Then it is told, one line each on its stdin (see [`Told`]):
+/// the owner's cgroup (`jail DIR`), its cgroup v1 directories (`v1 DIR`, a
+/// hybrid host's budgets, removed once the cgroup is empty), and in
+/// session mode the `NAME=VALUE` that marks the environment of every
+/// process of the owner's commands (`mark NAME=VALUE`). A directory told
+/// may never have been made (the owner died first, or could not): every
+/// use of one checks it is there.
 const SCRIPT: &str = r#"
-jail=$1 out=$2 ticks=$3 mark=$4
-shift 4
-# Nothing is ever written: EOF means the owner is gone.
-while read -r _; do :; done
+out=$1 ticks=$2 jail= mark=
+v1s=()
+# What to clean up, told before it is made; EOF means the owner is gone.
+while IFS= read -r line; do
+    case $line in
+        "jail "*) jail=${line#jail } ;;
+        "v1 "*) v1s+=("${line#v1 }") ;;
+        "mark "*) mark=${line#mark } ;;
+    esac
+done
 # A pipe nobody writes: `read -t` on it waits without a process.
 exec 3<> <(:)
 populated() {
@@ -97,7 +111,7 @@ if left; then
     wait_while "$ticks" left
     find_marked
     if left; then
-        [ -n "$jail" ] && echo 1 > "$jail/cgroup.kill"
+        [ -n "$jail" ] && [ -d "$jail" ] && echo 1 > "$jail/cgroup.kill"
         signal KILL
         # KILL is final; only a cgroup must empty before it can be
         # removed. (Zombies that init may never reap would keep `kill -0`
@@ -105,16 +119,21 @@ if left; then
         wait_while 200 populated
     fi
 fi
-if [ -n "$jail" ] && [ -d "$jail" ]; then
-    for d in "$jail"/run-*/; do [ -d "$d" ] && rmdir "$d"; done
-    rmdir "$jail"
-fi
+# Removes cgroup `$1` and its cells, trying again for up to 2 s: a cell
+# that the kernel (or the owner, ending at the same moment) is still
+# taking down keeps its parent busy for a moment, and a jail left then
+# would stay for good.
+remove() {
+    local i=0 d
+    while [ -d "$1" ] && [ $i -lt 40 ]; do
+        for d in "$1"/run-*/; do [ -d "$d" ] && rmdir "$d"; done 2>/dev/null
+        rmdir "$1" 2>/dev/null && return 0
+        read -r -t 0.05 -u 3; i=$((i + 1))
+    done
+}
+[ -n "$jail" ] && remove "$jail"
 # Empty once the cgroup is: every process of the commands has ended.
-for v1 in "$@"; do
-    [ -d "$v1" ] || continue
-    for d in "$v1"/run-*/; do [ -d "$d" ] && rmdir "$d"; done
-    rmdir "$v1"
-done
+for v1 in "${v1s[@]}"; do remove "$v1"; done
 rm -rf -- "$out"
 "#;
 
@@ -122,45 +141,64 @@ rm -rf -- "$out"
 /// clean up and exit.
 #[derive(Debug)]
 pub(crate) struct Keeper {
-    _end: OwnedFd,
+    end: OwnedFd,
+}
+
+/// What a keeper is told to clean up.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Told {
+    /// The owner's cgroup (v2), its commands' cells under it.
+    Jail,
+    /// One of the owner's cgroup v1 directories.
+    V1,
+    /// The `NAME=VALUE` in the environment of every process of the
+    /// owner's commands (session mode).
+    Mark,
 }
 
 impl Keeper {
-    /// Starts the keeper of an owner whose commands are in `jail` (cgroup
-    /// mode) and whose output is in `outdir`, made `via` that way.
-    pub(crate) fn start(
-        jail: Option<&Path>,
-        v1: &[std::path::PathBuf],
-        outdir: &Path,
-        mark: &OsStr,
-        grace: Duration,
-        via: Via,
-    ) -> io::Result<Keeper> {
+    /// Starts the keeper of an owner whose output is in `outdir`, made
+    /// `via` that way; what else it cleans up it is told next.
+    pub(crate) fn start(outdir: &Path, grace: Duration, via: Via) -> io::Result<Keeper> {
         let (end, theirs) = socketpair(
             AddressFamily::Unix,
             SockType::Stream,
             None,
             SockFlag::SOCK_CLOEXEC,
         )?;
-        let (argv, envp) = command(jail, v1, outdir, mark, grace)?;
+        let (argv, envp) = command(outdir, grace)?;
         let setup = ChildSetup::new(bash_path()?.to_owned(), argv, envp, c"/".to_owned())
             .stdio(Input::Fd(theirs.as_fd()), Output::Null, Output::Null)
             .new_session();
         reaper::init()?.spawn(|| launch::launch(&setup, via), Box::new(|_, _| {}))?;
-        Ok(Keeper { _end: end })
+        Ok(Keeper { end })
+    }
+
+    /// Tells the keeper to clean up `what` too: called *before* the
+    /// directory is made, so no moment exists where it is there and the
+    /// keeper does not know it. Returns whether the keeper was told; a
+    /// value with a newline cannot be (one line each).
+    pub(crate) fn tell(&self, what: Told, value: &OsStr) -> bool {
+        use nix::sys::socket::{send, MsgFlags};
+        let value = value.as_bytes();
+        if value.contains(&b'\n') {
+            return false;
+        }
+        let word: &[u8] = match what {
+            Told::Jail => b"jail ",
+            Told::V1 => b"v1 ",
+            Told::Mark => b"mark ",
+        };
+        let line = [word, value, b"\n"].concat();
+        // A few hundred bytes at most, into an empty socket buffer: sent
+        // whole or not at all. No SIGPIPE if the keeper is gone.
+        send(self.end.as_raw_fd(), &line, MsgFlags::MSG_NOSIGNAL) == Ok(line.len())
     }
 }
 
 /// The keeper's arguments and environment (its stdin is the socket).
-fn command(
-    jail: Option<&Path>,
-    v1: &[std::path::PathBuf],
-    outdir: &Path,
-    mark: &OsStr,
-    grace: Duration,
-) -> io::Result<(Vec<CString>, Vec<CString>)> {
+fn command(outdir: &Path, grace: Duration) -> io::Result<(Vec<CString>, Vec<CString>)> {
     let ticks = grace.as_millis().div_ceil(50).max(1).to_string();
-    let jail = jail.map_or(Path::new(""), |j| j);
     // `--norc`: bash reads `~/.bashrc` even with `-c` when its stdin is
     // a socket (it takes itself for a shell started by sshd), and a
     // user's rc file may hang or start anything.
@@ -171,13 +209,10 @@ fn command(
         OsStr::new("-c"),
         OsStr::new(SCRIPT),
         OsStr::new("bashtools-keeper"),
-        jail.as_os_str(),
         outdir.as_os_str(),
         OsStr::new(&ticks),
-        mark,
     ]
     .into_iter()
-    .chain(v1.iter().map(|d| d.as_os_str()))
     .map(|a| cstring(a.as_bytes()))
     .collect::<io::Result<Vec<_>>>()?;
     // No startup file of the host's (BASH_ENV) runs in the keeper: its
@@ -214,8 +249,7 @@ mod tests {
             SockFlag::SOCK_CLOEXEC,
         )
         .unwrap();
-        let (argv, mut envp) =
-            command(None, &[], &out, OsStr::new(""), Duration::from_millis(50)).unwrap();
+        let (argv, mut envp) = command(&out, Duration::from_millis(50)).unwrap();
         envp.push(cstring(format!("HOME={}", home.display()).as_bytes()).unwrap());
         let setup = ChildSetup::new(bash_path().unwrap().to_owned(), argv, envp, c"/".to_owned())
             .stdio(Input::Fd(theirs.as_fd()), Output::Null, Output::Null)

@@ -42,9 +42,10 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 /// Counts the directories made by this process, so two values never collide.
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
@@ -52,6 +53,12 @@ static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 /// How many emptied output files are kept for reuse: enough for a few
 /// foreground calls at once.
 pub(crate) const MAX_SPARES: usize = 4;
+
+/// The longest a new output file waits for a spare on its way back. The
+/// tidying thread takes tens of microseconds for one; this bound only
+/// matters if it is held up (a machine under heavy load), and then a new
+/// file is made.
+const RETURN_WAIT: Duration = Duration::from_millis(50);
 
 /// The largest file emptied for reuse: emptying a big one frees its blocks
 /// on the way of the call's result, while a deleted one is freed later,
@@ -62,15 +69,27 @@ const MAX_SPARE_BYTES: u64 = 1 << 20;
 /// (hidden: `ls` does not show it).
 pub(crate) const FOREGROUND_PREFIX: &str = ".fg-";
 
+/// The spare files, and the retirements not yet done.
+#[derive(Debug, Default)]
+struct Spares {
+    /// Emptied output files kept for reuse, by their hidden path, open for
+    /// writing.
+    files: Vec<(PathBuf, File)>,
+    /// Files handed to [`OutputDir::retire_later`] and not yet retired.
+    retiring: usize,
+}
+
 /// A directory of our own; removed with everything in it on drop.
 #[derive(Debug)]
 pub(crate) struct OutputDir {
     path: PathBuf,
     /// The directory itself, open, holding the owner's lock.
     _lock: File,
-    /// Emptied output files kept for reuse, by their hidden path, open for
-    /// writing.
-    spares: Mutex<Vec<(PathBuf, File)>>,
+    /// Emptied output files kept for reuse, and how many are on their way
+    /// back.
+    spares: Mutex<Spares>,
+    /// Notified when a file on its way back has been dealt with.
+    returned: Condvar,
     /// Numbers the foreground files.
     next_foreground: AtomicU64,
 }
@@ -102,7 +121,8 @@ impl OutputDir {
         Ok(OutputDir {
             path,
             _lock: lock,
-            spares: Mutex::new(Vec::new()),
+            spares: Mutex::new(Spares::default()),
+            returned: Condvar::new(),
             next_foreground: AtomicU64::new(0),
         })
     }
@@ -125,8 +145,22 @@ impl OutputDir {
     /// An output file named `name`, or for a foreground command (`None`)
     /// a hidden one of [`FOREGROUND_PREFIX`]: a spare (renamed if `name`
     /// is given), or else a new file.
+    ///
+    /// When no spare is there but one is on its way back
+    /// ([`retire_later`](Self::retire_later)), it is waited for (at most
+    /// [`RETURN_WAIT`]): a command that follows another at once still gets
+    /// its file rather than a new inode.
     pub(crate) fn output_file(&self, name: Option<&str>) -> io::Result<(PathBuf, File)> {
-        let spare = self.spares.lock().pop();
+        let spare = {
+            let mut spares = self.spares.lock();
+            let until = Instant::now() + RETURN_WAIT;
+            while spares.files.is_empty() && spares.retiring > 0 {
+                if self.returned.wait_until(&mut spares, until).timed_out() {
+                    break;
+                }
+            }
+            spares.files.pop()
+        };
         if let Some((hidden, file)) = spare.and_then(still_spare) {
             let Some(name) = name else {
                 return Ok((hidden, file));
@@ -156,7 +190,7 @@ impl OutputDir {
     /// lets go of it).
     pub(crate) fn retire(&self, path: &Path, sole: impl FnOnce() -> Option<Option<FileId>>) {
         // A big file is deleted, never emptied: its blocks are then freed
-        // on the closing thread (`reclaim`), not on the way of this call's
+        // on the tidying thread (`reclaim`), not on the way of this call's
         // result.
         let small = std::fs::symlink_metadata(path).is_ok_and(|m| m.len() <= MAX_SPARE_BYTES);
         // Only a file of ours under a foreground name: a spare keeps it.
@@ -165,7 +199,7 @@ impl OutputDir {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with(FOREGROUND_PREFIX));
-        if small && foreground && self.spares.lock().len() < MAX_SPARES {
+        if small && foreground && self.spares.lock().files.len() < MAX_SPARES {
             if let Some(file) = reusable(path, sole) {
                 // Emptied only if it holds something: a truncation is a
                 // change the output cap's thread is woken for.
@@ -173,8 +207,8 @@ impl OutputDir {
                 let emptied = len == 0 || (len <= MAX_SPARE_BYTES && empty(&file));
                 if emptied {
                     let mut spares = self.spares.lock();
-                    if spares.len() < MAX_SPARES {
-                        spares.push((path.to_path_buf(), file));
+                    if spares.files.len() < MAX_SPARES {
+                        spares.files.push((path.to_path_buf(), file));
                         return;
                     }
                 }
@@ -185,6 +219,31 @@ impl OutputDir {
         } else {
             crate::os::reclaim::remove(path);
         }
+    }
+
+    /// [`retire`](Self::retire)s `path` on the tidying thread (`reclaim`),
+    /// off the way of the result that was just read from it: emptying a
+    /// file and asking the kernel whether anyone else holds it is some
+    /// 40-60 µs of file-system work. The next [`output_file`](Self::output_file)
+    /// waits for it if it finds no other spare. `sole` runs either way
+    /// (it ends the output cap's hold on the file), even once the
+    /// directory is gone.
+    pub(crate) fn retire_later(
+        self: &Arc<Self>,
+        path: PathBuf,
+        sole: impl FnOnce() -> Option<Option<FileId>> + Send + 'static,
+    ) {
+        self.spares.lock().retiring += 1;
+        let dir: Weak<OutputDir> = Arc::downgrade(self);
+        crate::os::reclaim::later(move || {
+            let Some(dir) = dir.upgrade() else {
+                let _ = sole();
+                return;
+            };
+            dir.retire(&path, sole);
+            dir.spares.lock().retiring -= 1;
+            dir.returned.notify_all();
+        });
     }
 
     /// Removes the directory and every file in it. Idempotent.

@@ -1,11 +1,20 @@
-//! Freeing a big deleted file off the caller's way.
+//! Work kept off the caller's way, on one thread of the process.
 //!
-//! The last close of a deleted file frees its blocks and its page cache in
-//! the closing thread: for a command that printed 1 GiB, some 200 ms,
-//! which would be spent on the way of that command's result (its file is
-//! removed once the result has been read) or, worse, on the reaper thread.
-//! Such a descriptor is handed to one thread of the process instead,
-//! started the first time one is, which only closes what it is given.
+//! - **Freeing a big deleted file.** The last close of a deleted file frees
+//!   its blocks and its page cache in the closing thread: for a command
+//!   that printed 1 GiB, some 200 ms, which would be spent on the way of
+//!   that command's result (its file is removed once the result has been
+//!   read) or, worse, on the reaper thread. Such a descriptor is handed to
+//!   this thread, which closes it.
+//! - **Chores after a result** ([`later`]): putting a foreground command's
+//!   output file back for the next command (`OutputDir::retire_later`),
+//!   some 40-60 µs of file-system work a command that nobody needs to wait
+//!   for.
+//!
+//! The thread is started the first time it is needed. Where it cannot
+//! run the work — it could not start, or this is a process forked from
+//! the one that started it, where it does not exist — the work is done on
+//! the caller's thread, as it would have been without it.
 
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
@@ -16,10 +25,51 @@ use crossbeam_channel::Sender;
 /// A file is "big" past this: closing a smaller one costs little.
 const BIG: u64 = 1 << 20;
 
-static CLOSER: OnceLock<Option<Sender<File>>> = OnceLock::new();
+/// What the thread is given.
+enum Chore {
+    Close(File),
+    Run(Box<dyn FnOnce() + Send>),
+}
+
+/// The thread's queue, and the process that started it.
+static TIDIER: OnceLock<Option<(u32, Sender<Chore>)>> = OnceLock::new();
+
+/// Hands `chore` to the thread; gives it back when the thread cannot take
+/// it.
+fn hand(chore: Chore) -> Result<(), Chore> {
+    let tidier = TIDIER.get_or_init(|| {
+        let (tx, rx) = crossbeam_channel::unbounded::<Chore>();
+        std::thread::Builder::new()
+            .name("bashtools-tidy".into())
+            .spawn(move || {
+                for chore in rx {
+                    match chore {
+                        Chore::Close(file) => drop(file),
+                        Chore::Run(work) => work(),
+                    }
+                }
+            })
+            .ok()
+            .map(|_| (std::process::id(), tx))
+    });
+    match tidier {
+        Some((pid, tx)) if *pid == std::process::id() => {
+            // A send fails only if the thread is gone: the chore comes back.
+            tx.send(chore).map_err(|e| e.into_inner())
+        }
+        _ => Err(chore),
+    }
+}
+
+/// Runs `work` on the thread, soon; here and now if the thread cannot.
+pub(crate) fn later(work: impl FnOnce() + Send + 'static) {
+    if let Err(Chore::Run(work)) = hand(Chore::Run(Box::new(work))) {
+        work();
+    }
+}
 
 /// Closes `file` here if that is cheap (it still has a name, or is small),
-/// else on the closing thread (here too if that thread cannot start).
+/// else on the thread (here too if the thread cannot).
 pub(crate) fn close(file: File) {
     let costly = file
         .metadata()
@@ -27,27 +77,12 @@ pub(crate) fn close(file: File) {
     if !costly {
         return drop(file);
     }
-    let closer = CLOSER.get_or_init(|| {
-        let (tx, rx) = crossbeam_channel::unbounded::<File>();
-        std::thread::Builder::new()
-            .name("bashtools-close".into())
-            .spawn(move || rx.iter().for_each(drop))
-            .ok()
-            .map(|_| tx)
-    });
-    match closer {
-        Some(tx) => {
-            // A send fails only if the thread is gone: the file comes back.
-            if let Err(e) = tx.send(file) {
-                drop(e.into_inner());
-            }
-        }
-        None => drop(file),
-    }
+    // A chore that comes back is dropped here: the file closes.
+    let _ = hand(Chore::Close(file));
 }
 
 /// Removes the file at `path`; if it is big, its blocks are freed on the
-/// closing thread. A path that is not a regular file is only unlinked.
+/// tidying thread. A path that is not a regular file is only unlinked.
 pub(crate) fn remove(path: &std::path::Path) {
     use std::os::unix::fs::OpenOptionsExt;
     // Opened without following a symlink and without blocking (a FIFO in
@@ -82,14 +117,14 @@ mod tests {
     }
 
     #[test]
-    fn a_big_deleted_file_is_closed_by_the_closing_thread() {
+    fn a_big_deleted_file_is_closed_by_the_tidying_thread() {
         let dir = std::env::temp_dir().join(format!("bashtools-reclaim-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("big");
         File::create(&path).unwrap().set_len(BIG + 1).unwrap();
         remove(&path);
         assert!(!path.exists());
-        // The closing thread runs (it may have been started by an earlier
+        // The tidying thread runs (it may have been started by an earlier
         // big file: there is one per process; it names itself once it
         // runs), and closes the file: no descriptor of ours is left on it.
         let closer_runs = || {
@@ -98,14 +133,14 @@ mod tests {
                 .flatten()
                 .any(|t| {
                     std::fs::read_to_string(t.path().join("comm"))
-                        .is_ok_and(|c| c.trim() == "bashtools-close")
+                        .is_ok_and(|c| c.trim() == "bashtools-tidy")
                 })
         };
         let end = Instant::now() + Duration::from_secs(30);
         while !closer_runs() || held(&path) > 0 {
             assert!(
                 Instant::now() < end,
-                "no closing thread closed the big file (it runs: {})",
+                "no tidying thread closed the big file (it runs: {})",
                 closer_runs()
             );
             std::thread::yield_now();

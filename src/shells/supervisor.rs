@@ -79,7 +79,7 @@ pub(crate) struct Supervisor {
     pub(super) table: Arc<Table>,
     pub(super) process: Arc<dyn Process>,
     pub(super) kill_grace: Duration,
-    outdir: OutputDir,
+    outdir: Arc<OutputDir>,
     max_output_bytes: u64,
     next_file: AtomicU64,
     on_end: OnEnd,
@@ -100,7 +100,7 @@ impl Supervisor {
             table: Arc::new(Table::default()),
             process,
             kill_grace,
-            outdir,
+            outdir: Arc::new(outdir),
             max_output_bytes,
             next_file: AtomicU64::new(1),
             on_end,
@@ -410,10 +410,12 @@ impl Supervisor {
     /// Done with the output file of `shell`, a settled foreground command
     /// whose result has been read: removed, or kept for the next command
     /// when nothing can write it any more (`OutputDir::retire`; a
-    /// terminal's I/O thread still holding it is such a writer).
+    /// terminal's I/O thread still holding it is such a writer). Done on
+    /// the tidying thread, after the result has gone its way.
     pub(crate) fn retire_output(&self, shell: &Shell) {
+        let watch = shell.watch;
         self.outdir
-            .retire(&shell.output, || cap::release_if_sole(shell.watch));
+            .retire_later(shell.output.clone(), move || cap::release_if_sole(watch));
     }
 
     /// Moves the read cursor of shell `key` on by `by` bytes.

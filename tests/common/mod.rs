@@ -234,7 +234,26 @@ pub const FOREGROUND_PREFIX: &str = ".fg-";
 
 /// The names in output directory `dir`, less its spare files (empty
 /// foreground ones), which are checked to be few.
+///
+/// A foreground command's file is put back (emptied, or removed) on the
+/// tools' tidying thread just after its result is returned: a foreground
+/// file that still holds output is waited for (up to [`DEADLINE`]) before
+/// it counts as left behind.
 pub fn output_files(dir: &std::path::Path) -> Vec<String> {
+    let held = || {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(FOREGROUND_PREFIX)
+                    && e.metadata().is_ok_and(|m| m.len() > 0)
+            })
+        })
+    };
+    let end = std::time::Instant::now() + DEADLINE;
+    while held() && std::time::Instant::now() < end {
+        poll_pause(Duration::from_millis(1));
+    }
     let mut names = Vec::new();
     let mut spares = 0;
     let Ok(entries) = std::fs::read_dir(dir) else {

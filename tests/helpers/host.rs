@@ -22,10 +22,26 @@ fn main() {
         "cap-nofile" => cap_nofile(),
         "steal" => hardening::steal(&std::env::args().nth(2).expect("how")),
         "fork-drop" => hardening::fork_drop(),
+        "build-loop" => build_loop(),
         other => {
             eprintln!("containment-host: unknown case {other:?}");
             std::process::exit(2);
         }
+    }
+}
+
+/// Builds tools and drops them, again and again, until it is killed:
+/// whenever the kill comes, some of the tools' cgroups may exist and
+/// others not yet. Prints `built` once the first ones were built.
+fn build_loop() {
+    let mut first = true;
+    loop {
+        let tools = BashTools::builder().build().expect("tools");
+        if first {
+            println!("built");
+            first = false;
+        }
+        drop(tools);
     }
 }
 

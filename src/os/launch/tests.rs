@@ -184,7 +184,7 @@ fn a_source_descriptor_that_is_another_target_is_not_overwritten() {
 
 #[test]
 fn a_child_is_born_in_its_cgroup_and_namespace() {
-    let jail = match Jail::create() {
+    let jail = match Jail::create(&|_| ()) {
         Ok(j) => j,
         Err(e) => {
             eprintln!("SKIP: no cgroup can be made here ({e}): the cgroup step is not tried");
