@@ -309,6 +309,8 @@ impl Contain {
         let Some(jail) = &self.jail else {
             return;
         };
+        // Off the way of any result too (see `Jail::flush_stats`).
+        jail.flush_stats();
         if !self.spare.lock().is_empty() {
             return;
         }
