@@ -583,3 +583,42 @@ fn no_command_can_rewrite_the_startup_file_of_later_commands() {
     assert!(!canary.exists());
     nothing_left(&t);
 }
+
+/// A line that only starts programs cannot move its shell: it runs
+/// without the end record (no descriptor 63 reaches what it starts), and
+/// the directory and environment stay as they were; a line that may move
+/// it has the record.
+#[test]
+fn a_line_that_cannot_move_the_shell_runs_without_the_record() {
+    let dir = Scratch::new("inert");
+    std::fs::create_dir(dir.path("sub")).unwrap();
+    let t = common::builder()
+        .working_directory(&dir.0)
+        .persist_working_directory(true)
+        .persist_environment(true)
+        .build()
+        .unwrap();
+    let fds = |line: &str| -> Vec<String> {
+        let (text, err) = run(&t, json!({ "command": line }));
+        assert!(!err, "{text}");
+        text.lines().map(str::to_string).collect()
+    };
+    // `ls` lists its own descriptors: the record's, 63, only when bash
+    // holds it.
+    let plain = fds("ls /proc/self/fd");
+    assert!(!plain.iter().any(|f| f == "63"), "{plain:?}");
+    let moving = fds("cd sub && ls /proc/self/fd");
+    assert!(moving.iter().any(|f| f == "63"), "{moving:?}");
+    // The cd carried; the plain lines after it left it where it was.
+    fds("ls -la > /dev/null; true");
+    assert_eq!(
+        pwd(&t, &common::me()),
+        dir.path("sub").display().to_string()
+    );
+    // A variable set by a line with the record carries; plain lines keep it.
+    fds("export KEPT=1");
+    fds("echo plain | cat");
+    let (text, _) = run(&t, json!({"command": "printenv KEPT"}));
+    assert_eq!(text, "1");
+    nothing_left(&t);
+}

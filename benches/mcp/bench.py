@@ -219,6 +219,17 @@ def main():
                 {"command": "echo hi"},
             )
         )
+        # `echo hi` cannot move its shell, so it runs without the end
+        # record; a line that may (`cd . && …`) has it: the sticky
+        # directory's and the kept environment's cost, where they apply.
+        targets.append(
+            server_target(
+                "bashtools-mcp, `cd . && echo hi` (end recorded)",
+                [a.bashtools],
+                "bash",
+                {"command": "cd . && echo hi"},
+            )
+        )
         # The same call, stateless (MCP 2026-07-28).
         targets.append(stateless_target("bashtools-mcp, stateless 2026-07-28", [a.bashtools]))
         if a.desktop_commander:

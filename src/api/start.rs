@@ -186,6 +186,11 @@ impl Core {
         // A directory carries only from where this order put the command.
         let keep_dir =
             self.config.persist_working_directory && cmd.get_working_directory().is_none();
+        let carried = self.carried_for(caller.get_recipient());
+        // Its end is recorded only if it may change what is kept.
+        let record_end = id.is_none()
+            && (keep_dir || self.config.persist_environment)
+            && !self.leaves_shell_as_it_was(cmd.get_command(), &carried);
         let new = NewShell {
             command: cmd.get_command().to_string(),
             description: cmd.get_description().map(str::to_string),
@@ -199,7 +204,7 @@ impl Core {
             call: caller.get_call().map(str::to_string),
             detached: caller.is_detached(),
             limits: cmd.get_limits(),
-            carried: self.carried_for(caller.get_recipient()),
+            carried,
         };
         let key = self.start_shell(
             new,
@@ -208,7 +213,7 @@ impl Core {
                 stdout: None,
                 terminal: cmd.is_interactive().then_some(self.config.terminal_size),
                 stdin: cmd.get_stdin().map(str::to_string),
-                record_end: id.is_none() && (keep_dir || self.config.persist_environment),
+                record_end,
             },
         )?;
         match id {
@@ -233,6 +238,33 @@ impl Core {
                 },
             }),
         }
+    }
+
+    /// Whether `command` can change neither the directory nor a variable of
+    /// the shell that runs it, so that its end need not be recorded (the
+    /// trap and its record cost some 0.1-0.2 ms a command): judged from the
+    /// line (`gate::inert`), and only when nothing in the command's
+    /// environment can put a function or alias in place of a program the
+    /// line names (`BASH_ENV`, an imported `BASH_FUNC_…`).
+    fn leaves_shell_as_it_was(
+        &self,
+        command: &str,
+        carried: &[(std::ffi::OsString, Option<std::ffi::OsString>)],
+    ) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        if !crate::gate::inert::is_inert(command) {
+            return false;
+        }
+        let code = |k: &std::ffi::OsStr| k == "BASH_ENV" || k.as_bytes().starts_with(b"BASH_FUNC_");
+        let unset_by_caller = |k: &std::ffi::OsStr| {
+            carried
+                .iter()
+                .any(|(c, v)| c.as_os_str() == k && v.is_none())
+        };
+        !carried.iter().any(|(k, v)| v.is_some() && code(k))
+            && !crate::os::spawn::base_environment(&self.config)
+                .iter()
+                .any(|(k, _)| code(k) && !unset_by_caller(k))
     }
 
     /// Starts a shell, registering it when it starts in the background; a

@@ -120,6 +120,7 @@ mod compound;
 mod cursor;
 mod denial;
 mod expansions;
+pub(crate) mod inert;
 mod rules;
 mod words;
 
