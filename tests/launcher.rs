@@ -75,11 +75,13 @@ fn a_hundred_host_descriptors_without_cloexec_reach_no_command() {
             .build()
             .unwrap();
         // `ls` lists the directory through one descriptor of its own (3).
+        // The `cd` makes it a line that may move its shell, so with the
+        // sticky cwd it runs with the end record.
         let r = bash(
             &tools,
-            json!({"command": "ls /proc/self/fd | tr '\\n' ' '"}),
+            json!({"command": "cd . && ls /proc/self/fd | tr '\\n' ' '"}),
         );
-        // With the sticky cwd, the trap's sealed memory file stays on 63.
+        // With the sticky cwd, the trap's record stays on 63.
         let expected = if persist { "0 1 2 3 63" } else { "0 1 2 3" };
         assert_eq!(r.text.trim(), expected, "persist {persist}");
     }
