@@ -325,6 +325,7 @@ impl Process for RealProcess {
         if !t.sessions.is_empty() {
             group::signal_sessions(&t.sessions, &owned, signals, self.contain.mark_entry());
         }
+        self.contain.mark_stopped(&t.cells);
         for &signal in signals {
             if let Some(reaper) = reaper::get() {
                 for &pid in &t.leaders {

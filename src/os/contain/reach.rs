@@ -77,6 +77,21 @@ impl Contain {
         sids.into_iter().filter(|(_, s)| live.contains(s)).collect()
     }
 
+    /// Marks the cells of `keys` stopped, before any of their processes is
+    /// signalled: a leader that dies of the signal at once is reaped by
+    /// another thread, whose exit hook (under the same lock) then removes
+    /// its cell instead of handing it to the next command. Marked after
+    /// the signal, as it once was, a loaded machine let the reaper win:
+    /// the stopped cell became a later command's.
+    pub(crate) fn mark_stopped(&self, keys: &[u64]) {
+        let mut holds = self.holds.lock();
+        for k in keys {
+            if let Some(Hold::Cell { stopped, .. }) = holds.by_key.get_mut(k).map(|e| &mut e.hold) {
+                *stopped = true;
+            }
+        }
+    }
+
     /// Sends `signal` to every member of the cells of `keys` except the
     /// pids in `skip` (leaders, which their reaper signals alone).
     pub(crate) fn signal(&self, keys: &[u64], signal: Signal, skip: &HashSet<u32>) {
