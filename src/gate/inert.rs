@@ -24,7 +24,8 @@
 //!   glob, brace or empty word) and are neither a reserved word nor a bash
 //!   builtin, but for the few builtins that change nothing a later command
 //!   sees (`echo`, `true`, `false`, `:`, `test`, `[`, `pwd`, `type`, `kill`,
-//!   `exit`).
+//!   `exit`) — and `test`/`[` only without a `[` in their arguments, since
+//!   `-v` evaluates an array subscript as arithmetic, which may assign.
 //!
 //! A word is an assignment only before the command word (after it, `a=b`
 //! is an argument), so with every command word checked, no variable can be
@@ -120,6 +121,9 @@ pub(crate) fn is_inert(line: &str) -> bool {
     let mut rest = line;
     // At the start of a simple command: the next word is its command word.
     let mut at_start = true;
+    // The command word is `test` or `[`, whose `-v` evaluates an array
+    // subscript as arithmetic (`[ -v 'a[X=1]' ]` assigns X).
+    let mut testing = false;
     loop {
         rest = rest.trim_start_matches([' ', '\t']);
         let Some(c) = rest.chars().next() else {
@@ -155,7 +159,10 @@ pub(crate) fn is_inert(line: &str) -> bool {
                     if descriptor || !harmless_command(&word) {
                         return false;
                     }
+                    testing = matches!(word.value.as_str(), "test" | "[");
                     at_start = false;
+                } else if testing && word.value.contains('[') {
+                    return false;
                 }
                 rest = after;
             }
@@ -287,6 +294,7 @@ mod tests {
             "make -j4 CFLAGS=-O2",
             "git config user.name=x",
             "[ -f Cargo.toml ] && echo yes",
+            "[ -v HOME ] && test -n x",
             "test -d src || true",
             "sleep 1 & wait_for_it",
             "python3 -c 'import os; os.chdir(\"/\")'",
@@ -372,6 +380,8 @@ mod tests {
             "c?",
             "{cd,ls} /",
             "''",
+            "[ -v 'a[X=1]' ]",
+            "test -v a[X=1]",
             "~/bin/tool x",
             "&>out ls",
         ] {
@@ -437,6 +447,8 @@ mod tests {
             "\"$X\"",
             "a=b",
             "--x=y",
+            "'a[HOME=1]'",
+            "a[HOME=2]",
             "{",
             "}",
             "!",
@@ -477,7 +489,17 @@ mod tests {
         };
         let mut lines = Vec::new();
         let mut judged_inert = 0;
-        for _ in 0..6000 {
+        // The builtins judged harmless, with each piece as an operand.
+        let operands = WORDS.iter().flat_map(|w| {
+            [
+                format!("test -v {w}"),
+                format!("[ -v {w} ]"),
+                format!("[ -n {w} ]"),
+                format!("kill -l {w}"),
+                format!("type {w}"),
+            ]
+        });
+        let random = (0..6000).map(|_| {
             let mut line = String::new();
             for i in 0..1 + next(6) {
                 if i > 0 {
@@ -485,6 +507,9 @@ mod tests {
                 }
                 line.push_str(WORDS[next(WORDS.len())]);
             }
+            line
+        });
+        for line in operands.collect::<Vec<_>>().into_iter().chain(random) {
             if is_inert(&line) {
                 judged_inert += 1;
                 lines.push(line);
