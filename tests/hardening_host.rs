@@ -305,3 +305,57 @@ fn cells_left_by_others_never_take_a_new_servers_name() {
     assert!(!squatted.contains(&name), "{}", name.display());
     assert_ne!(name, jail);
 }
+
+/// The keeper is told what to clean up over a socket whose other end only
+/// the host holds (close-on-exec). A command must not be able to tell it
+/// anything — a cgroup to kill or a directory to remove when the host
+/// ends: no socket of the keeper's or the host's can be opened through
+/// `/proc`, and a directory named in such an attempt survives the host's
+/// end.
+#[test]
+fn no_command_can_tell_the_keeper_what_to_clean_up() {
+    let tools = common::tools();
+    let decoy = common::Scratch::new("keeper-decoy");
+    let victim = decoy.path("victim");
+    std::fs::create_dir(&victim).unwrap();
+    let me = std::process::id();
+    let attack = format!(
+        "for d in /proc/[0-9]*; do
+             grep -qzx bashtools-keeper $d/cmdline 2>/dev/null && k=${{d#/proc/}}
+         done
+         echo keeper=$k
+         for f in /proc/$k/fd/* /proc/{me}/fd/*; do
+             [ \"$(readlink $f 2>/dev/null | cut -c1-7)\" = socket: ] || continue
+             echo SOCKET $f
+             (printf 'v1 {v}\\njail {v}\\nmark X=1\\n' > $f) 2>/dev/null && echo WROTE $f
+         done
+         echo tried",
+        v = victim.display()
+    );
+    let r = common::bash(&tools, json!({ "command": attack }));
+    assert!(r.text.contains("tried"), "{}", r.text);
+    assert!(r.text.contains("keeper="), "{}", r.text);
+    assert!(!r.text.contains("keeper=\n"), "no keeper found: {}", r.text);
+    // The keeper's own stdin at least was tried.
+    assert!(r.text.contains("/fd/0"), "no socket tried: {}", r.text);
+    assert!(!r.text.contains("WROTE"), "{}", r.text);
+    // The keeper's end: it removes only what the host told it.
+    let keeper: u32 = r
+        .text
+        .lines()
+        .find_map(|l| l.strip_prefix("keeper=")?.trim().parse().ok())
+        .unwrap();
+    drop(tools);
+    common::wait_until("the keeper has ended", || {
+        !std::path::Path::new(&format!("/proc/{keeper}")).exists()
+            || std::fs::read_to_string(format!("/proc/{keeper}/stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z'))
+            })
+    });
+    assert!(
+        victim.is_dir(),
+        "the keeper removed a directory a command named"
+    );
+}
