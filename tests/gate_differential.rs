@@ -87,7 +87,7 @@ const FORBIDDEN_PREFIXES: &[&str] = &["LD_", "BASH_FUNC_"];
 const CORPUS_ALLOWED: &[&str] = &[
     "grep", "sed", "awk", "find", "sort", "uniq", "head", "tail", "wc", "cut", "tr", "cat", "echo",
     "printf", "git", "cargo", "ls", "test", "[", "[[", "true", "read", "export", "declare", "jobs",
-    "trap", "set", "cd", "mapfile", "unset", "let", "xargs", "time",
+    "trap", "set", "cd", "mapfile", "unset", "let", "xargs", "time", "wait", "hash",
 ];
 const CORPUS_UNLISTED: &[&str] = &[
     "rm", "curl", "wget", "sh", "bash", "python3", "touch", "chmod", "dd", "nc", "ga",
@@ -491,6 +491,18 @@ impl Sandbox {
     fn violations(&self, records: &[String], allowed: &[&str]) -> Vec<String> {
         let bin = self.bin.display().to_string();
         let mut bad = Vec::new();
+        // Every stub records its PATH: one that ran without means PATH was unset.
+        let runs = records.iter().filter(|r| r.starts_with("RUN\t")).count();
+        let paths = records
+            .iter()
+            .filter(|r| r.starts_with("ENV\tPATH="))
+            .count();
+        if paths < runs {
+            bad.push(format!(
+                "{} of {runs} programs ran without PATH",
+                runs - paths
+            ));
+        }
         for record in records {
             if let Some(file) = record.strip_prefix("RUN\t") {
                 let word = file.strip_prefix(&format!("{bin}/")).unwrap_or(file);
@@ -562,6 +574,77 @@ fn generated_lines_the_gate_allows_run_only_listed_commands() {
     assert!(
         allowed > lines / 20,
         "the grammar hardly produces allowed lines"
+    );
+    assert!(
+        counterexamples.is_empty(),
+        "lines the gate allowed ran what is not listed:\n{}",
+        counterexamples.join("\n")
+    );
+}
+
+/// Every listed builtin that reads options, given a word that expands to options or to
+/// a trap action and its signal: each combination the gate allows must run only listed
+/// commands and leave the forbidden variables alone (`./al` at the end records them).
+#[test]
+fn words_that_expand_to_options_run_only_listed_commands() {
+    let values = [
+        "-x ga",
+        "ga EXIT",
+        "-p PATH",
+        "-vPATH ga",
+        "-p ./ga al",
+        "-a PATH",
+        "-n r",
+        "-- ga EXIT",
+        "-k",
+        "-C ga -c 1 a",
+        "-o posix",
+    ];
+    let builtins = [
+        "jobs",
+        "trap",
+        "wait",
+        "printf",
+        "hash",
+        "read",
+        "set",
+        "declare",
+        "export",
+        "mapfile",
+        "shopt",
+        "local",
+        "readonly",
+        "unset",
+        "getopts ab",
+    ];
+    let words = ["$o", "\"$o\"", "$o x", "x $o", "-- $o", "-s $o"];
+    let mut sandbox = Sandbox::new("options", &["al", "be", "ga"]);
+    let usable = bash_usable();
+    let (mut total, mut allowed, mut counterexamples) = (0, 0, Vec::new());
+    for value in values {
+        for builtin in builtins {
+            for word in words {
+                total += 1;
+                let line = format!("o='{value}'; true & {builtin} {word} < /dev/null; al; ./al");
+                if check_allowed(&line, ALLOWED).is_err() {
+                    continue;
+                }
+                allowed += 1;
+                if !usable {
+                    continue;
+                }
+                let records = sandbox.run(&line);
+                let bad = sandbox.violations(&records, ALLOWED);
+                if !bad.is_empty() {
+                    counterexamples.push(format!("{line:?}: {}", bad.join(", ")));
+                }
+            }
+        }
+    }
+    eprintln!("gate options: {total} lines, {allowed} allowed and run");
+    assert!(
+        allowed > total / 10,
+        "most forms are refused: the test shows little"
     );
     assert!(
         counterexamples.is_empty(),
@@ -654,6 +737,9 @@ fn the_harness_sees_an_unlisted_command_and_a_changed_variable() {
         1,
         "{background:?}"
     );
+    let unset = sandbox.run("PATH=; unset PATH; ./al");
+    let bad = sandbox.violations(&unset, &["./al"]);
+    assert_eq!(bad, ["1 of 1 programs ran without PATH"], "{unset:?}");
     let fine = sandbox.run("al");
     assert!(sandbox.violations(&fine, allowed).is_empty(), "{fine:?}");
 }

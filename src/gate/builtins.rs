@@ -120,7 +120,7 @@ const FLAG_REFUSALS: &[(&str, char, &str)] = &[
 const READING_OPTIONS: &[&str] = &["posix", "keyword", "expand_aliases"];
 const CHANGES_READING: &str = "it changes how bash reads later lines: leave it as it is";
 const EXPANDING_OPTION: &str =
-    "an option that expands is not known before the line runs: write it literally";
+    "an option that expands is not known before the line runs: write it literally, or put -- before it";
 const EXPANDING_ACTION: &str =
     "a trap action or word list must be plain text so that its commands can be checked";
 
@@ -137,6 +137,25 @@ fn is_flag(arg: &Word, plus: bool) -> bool {
     arg.literal && v.len() > 1 && v != "--" && (v.starts_with('-') || (plus && v.starts_with('+')))
 }
 
+/// Whether `raw` is one double-quoted string and nothing else (`"$fmt"`), so that it
+/// expands to exactly one word: no splitting, no globbing. A quote inside (even in a
+/// substitution) makes the answer no, which only errs toward refusing.
+fn is_one_quoted_field(raw: &str) -> bool {
+    let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) else {
+        return false;
+    };
+    let mut escaped = false;
+    for c in inner.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => return false,
+            _ => {}
+        }
+    }
+    !escaped
+}
+
 /// Whether an argument where an option may stand expands to something that could be
 /// an option (its known part is empty or starts with `-`/`+`).
 fn may_be_option(arg: &Word) -> bool {
@@ -151,6 +170,14 @@ impl Parser {
         args: &[Word],
         out: &mut Vec<Check>,
     ) -> PResult<()> {
+        if FLAG_REFUSALS.iter().any(|&(b, ..)| b == command) && command != "set" {
+            // Read loosely, any word before `--` may be an option: one that expands may
+            // become `hash -p FILE NAME`, `enable -n NAME`, `compgen -C CMD`.
+            let before_end = args.iter().take_while(|a| !(a.literal && a.value == "--"));
+            if let Some(arg) = before_end.into_iter().find(|a| may_be_option(a)) {
+                out.push(option_refusal(command, arg, EXPANDING_OPTION));
+            }
+        }
         for &(builtin, letter, reason) in FLAG_REFUSALS {
             if builtin == command {
                 let hits = args
@@ -218,14 +245,15 @@ impl Parser {
             .iter()
             .skip_while(|a| is_flag(a, false))
             .skip_while(|a| a.literal && a.value == "--");
-        let (Some(action), Some(_)) = (operands.next(), operands.next()) else {
+        let Some(action) = operands.next() else {
             return Ok(());
         };
+        // Even alone: `trap $x` splits into an action and signals when x is `cmd EXIT`.
         if !action.literal {
             out.push(option_refusal("trap", action, EXPANDING_ACTION));
             return Ok(());
         }
-        if action.value == "-" {
+        if operands.next().is_none() || action.value == "-" {
             return Ok(());
         }
         let mut sub = self.sub(action.value.chars().collect());
@@ -280,9 +308,12 @@ fn named_arguments(command: &str, spec: &Spec, args: &[Word], out: &mut Vec<Chec
             break;
         }
         if may_be_option(arg) {
-            // It may expand to `-v NAME` or `-vNAME`: harmless only as the last word
-            // of a builtin whose operands are not names either.
-            if i + 1 < args.len() || spec.operands != Operands::Other {
+            // It may expand to any options: `jobs $x` to `jobs -x cmd`, `wait $x` to
+            // `wait -p PATH`, an unquoted word by splitting or globbing to several
+            // words. The one harmless case: `printf "$x"`, one word and the last, is
+            // at most `printf -vNAME` without a format, which sets nothing.
+            let one_field = is_one_quoted_field(&arg.raw);
+            if !(command == "printf" && i + 1 == args.len() && one_field) {
                 out.push(option_refusal(command, arg, EXPANDING_OPTION));
             }
             return;
@@ -381,6 +412,13 @@ fn declaration(arg: &Word, text: &str, nameref: bool, out: &mut Vec<Check>) {
     let name = &known[..name_len];
     let rest = &known[name_len..];
     let assigns = rest.starts_with('=') || rest.starts_with("+=");
+    // A word that starts with neither a name nor an expansion (`=x`, `/dev/x`) names no
+    // variable: bash says it is not a valid identifier and sets nothing. Only a literal
+    // word or one that starts with `=` is sure to: `{PATH=1,x}` and `[P]ATH=1` expand
+    // to names (the known part of such a word is not a prefix of what it becomes).
+    if name.is_empty() && (arg.literal || known.starts_with('=')) {
+        return;
+    }
     // A name that ends where the word starts to expand, or a subscript of a word that
     // expands (globbing may change it), is not known.
     let known_name = !name.is_empty() && (arg.literal || assigns);

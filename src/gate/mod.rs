@@ -36,7 +36,9 @@
 //!   (it retargets the nameref at each word), `${!r:=…}`;
 //! - **a builtin option runs its argument or changes what later words run**
 //!   ([`Denial::Option`]), as listed below, and an option word that expands where a
-//!   builtin with name options reads options (`printf "$f" x` may be `printf -v PATH x`);
+//!   builtin with name options reads options (`printf "$f" x` may be `printf -v PATH x`,
+//!   `wait $pid` may be `wait -p PATH`, `jobs $x` may be `jobs -x cmd`), even as the last
+//!   word; `--` before it makes it an operand (`wait -- $pid`);
 //! - **the line cannot be read the way bash will** ([`Denial::Unparseable`]): refusing
 //!   too much costs the agent a retry, refusing too little runs a command nobody allowed:
 //!   - function definitions (`f() {…}`, `function f`) and `coproc`;

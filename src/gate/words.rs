@@ -10,7 +10,9 @@ impl Parser {
     pub(super) fn scan_word(&mut self, mode: Subscript) -> PResult<Option<Word>> {
         let start = self.pos;
         let mut w = Word::new();
-        let (mut bracket, mut brace) = (false, false);
+        // `brace`: an unquoted `{` seen; `list`: and after it an unquoted `,` or `..`,
+        // without which bash leaves braces as they are (`{}`, `{{x}}`, `{a}` are literal).
+        let (mut bracket, mut brace, mut list) = (false, false, false);
         let mut name_so_far = true;
         while let Some(c) = self.peek() {
             let at_start = self.pos == start;
@@ -40,11 +42,12 @@ impl Parser {
                     let expands = match c {
                         '*' | '?' => true,
                         ']' => bracket,
-                        '}' => brace,
+                        '}' => brace && list,
                         '~' => at_start,
                         _ => false,
                     };
                     bracket |= c == '[';
+                    list |= brace && (c == ',' || (c == '.' && self.peek_at(1) == Some('.')));
                     brace |= c == '{';
                     if expands {
                         w.expands();

@@ -219,6 +219,25 @@ fn globs_braces_and_tilde_make_a_command_word_non_literal() {
 }
 
 #[test]
+fn braces_without_a_comma_or_a_sequence_stay_as_written() {
+    // bash expands braces only around an unquoted comma or `..`: these are literal
+    // words, looked up as written (placeholders in documentation look like this).
+    refused("{{command}} --help", "{{command}}");
+    refused("{}", "{}");
+    refused("x{a}y", "x{a}y");
+    refused("{a}b,c", "{a}b,c");
+    assert_eq!(text("{{command}} | tee f", &["{{command}}", "tee"]), Ok(()));
+    // With a comma or a sequence anywhere after an unquoted brace: not literal.
+    not_literal("{a}{b,c}", "{a}{b,c}");
+    not_literal("{a}b,c}", "{a}b,c}");
+    not_literal("x{a..c}", "x{a..c}");
+    not_literal("{,}ls", "{,}ls");
+    // A quoted or escaped comma is not a separator, so bash does not expand these.
+    refused("{a',b'}", "{a,b}");
+    refused("{a\\,b}", "{a,b}");
+}
+
+#[test]
 fn empty_command_word_is_shown_as_written() {
     not_literal("\"\" ls", "\"\"");
 }

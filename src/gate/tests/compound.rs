@@ -191,6 +191,31 @@ fn declaration_builtins_cannot_set_forbidden_variables() {
 }
 
 #[test]
+fn a_word_that_cannot_start_a_name_names_no_variable() {
+    // `=x`, `/x`: bash answers "not a valid identifier" and sets nothing.
+    let list = ["export", "declare", "readonly", "local"];
+    for line in [
+        "readonly b Name = true",
+        "declare =x",
+        "export =$x=1",
+        "local +=y",
+    ] {
+        assert_eq!(text(line, &list), Ok(()), "line: {line:?}");
+    }
+    // What follows is still read: a substitution in it is a command word.
+    assert_eq!(
+        text("export =$(rm -rf x)", &list),
+        Err("Command not allowed: rm".into())
+    );
+    assert_eq!(text("readonly s Udi = /sys/x:00;", &list), Ok(()));
+    unknown_name("export $n=1", &list);
+    // Braces and globs can make a name of what does not start with one.
+    unknown_name("declare {PATH=1,x}", &list);
+    unknown_name("declare [P]ATH=/tmp", &list);
+    unknown_name("declare ~x", &list);
+}
+
+#[test]
 fn builtins_that_rebind_or_run_code_are_refused() {
     let list = ["hash", "mapfile", "declare"];
     assert_eq!(
@@ -214,4 +239,76 @@ fn builtins_that_rebind_or_run_code_are_refused() {
         Err("Command not allowed: rm".into())
     );
     assert_eq!(text("hash -r; mapfile -t a", &list), Ok(()));
+}
+
+#[test]
+fn an_operand_that_expands_where_an_option_may_stand_is_refused() {
+    // `jobs -x CMD` runs CMD, `wait -p NAME` and `printf -v NAME` set NAME: a word that
+    // expands may become any of them, by its value, by splitting or by globbing.
+    let list = ["jobs", "wait", "printf", "true"];
+    let refusal = |line: &str, word: &str| {
+        assert_eq!(
+            text(line, &list),
+            Err(format!(
+                "Command not allowed: {word} (an option that expands is not known before \
+                 the line runs: write it literally, or put -- before it)"
+            )),
+            "line: {line:?}"
+        );
+    };
+    refusal("x='-x touch f'; jobs $x", "jobs $x");
+    refusal("true & wait $pid", "wait $pid");
+    refusal("true & wait \"$pid\"", "wait \"$pid\"");
+    refusal("printf $fmt", "printf $fmt");
+    refusal("printf \"$a\"$b", "printf \"$a\"$b");
+    refusal("printf -- x; printf *", "printf *");
+    refusal("printf \"$fmt\" x", "printf \"$fmt\"");
+    // After `--`, operands; and `printf "$fmt"` alone is at most `printf -vNAME`
+    // without a format, which sets nothing.
+    for line in [
+        "jobs -- $x",
+        "true & wait -- $pid",
+        "printf \"$fmt\"",
+        "printf -- $fmt x",
+    ] {
+        assert_eq!(text(line, &list), Ok(()), "line: {line:?}");
+    }
+}
+
+#[test]
+fn a_word_that_expands_cannot_become_an_option_or_a_trap_action() {
+    let list = [
+        "hash", "enable", "bind", "complete", "compgen", "trap", "echo", "ls",
+    ];
+    let option = |line: &str, word: &str| {
+        assert_eq!(
+            text(line, &list),
+            Err(format!(
+                "Command not allowed: {word} (an option that expands is not known before \
+                 the line runs: write it literally, or put -- before it)"
+            )),
+            "line: {line:?}"
+        );
+    };
+    // `hash -p FILE ls`, `enable -n NAME`, `bind -x`, `compgen -C CMD`, `complete -F F`.
+    option("x='-p /bin/touch ls'; hash $x; ls", "hash $x");
+    option("enable $x", "enable $x");
+    option("bind \"$x\"", "bind \"$x\"");
+    option("compgen $x w", "compgen $x");
+    option("complete -o default $x", "complete $x");
+    // `trap $x` splits into an action and a signal when x is `cmd EXIT`.
+    for line in ["x='touch EXIT'; trap $x", "trap -- $x", "trap \"$x\""] {
+        assert!(
+            matches!(check_allowed(line, &list), Err(Denial::Option { .. })),
+            "line: {line:?}"
+        );
+    }
+    for line in [
+        "hash -r; hash ls",
+        "hash -- $x",
+        "trap 'echo bye' $signals",
+        "trap - INT",
+    ] {
+        assert_eq!(text(line, &list), Ok(()), "line: {line:?}");
+    }
 }

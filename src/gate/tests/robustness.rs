@@ -153,8 +153,10 @@ fn name_arguments_that_expand_are_refused() {
     }
     // An expanding word where an option may stand could be `-v NAME`.
     option("printf \"$f\" x", BUILTINS, "printf \"$f\"");
+    // `wait $x` may be `wait -p PATH`, even as the last word.
+    option("wait $pid", BUILTINS, "wait $pid");
     assert_eq!(
-        text("printf \"$f\"; wait $pid; read -p \"$q\" x", BUILTINS),
+        text("printf \"$f\"; wait -- $pid; read -p \"$q\" x", BUILTINS),
         Ok(())
     );
 }
