@@ -87,7 +87,8 @@ const FORBIDDEN_PREFIXES: &[&str] = &["LD_", "BASH_FUNC_"];
 const CORPUS_ALLOWED: &[&str] = &[
     "grep", "sed", "awk", "find", "sort", "uniq", "head", "tail", "wc", "cut", "tr", "cat", "echo",
     "printf", "git", "cargo", "ls", "test", "[", "[[", "true", "read", "export", "declare", "jobs",
-    "trap", "set", "cd", "mapfile", "unset", "let", "xargs", "time", "wait", "hash",
+    "trap", "set", "cd", "mapfile", "unset", "let", "xargs", "time", "wait", "hash", "fc",
+    "getopts",
 ];
 const CORPUS_UNLISTED: &[&str] = &[
     "rm", "curl", "wget", "sh", "bash", "python3", "touch", "chmod", "dd", "nc", "ga",
@@ -599,6 +600,9 @@ fn words_that_expand_to_options_run_only_listed_commands() {
         "-k",
         "-C ga -c 1 a",
         "-o posix",
+        "ab PATH",
+        "-l -s al=ga",
+        "-o history -H",
     ];
     let builtins = [
         "jobs",
@@ -616,6 +620,8 @@ fn words_that_expand_to_options_run_only_listed_commands() {
         "readonly",
         "unset",
         "getopts ab",
+        "getopts",
+        "fc",
     ];
     let words = ["$o", "\"$o\"", "$o x", "x $o", "-- $o", "-s $o"];
     let mut sandbox = Sandbox::new("options", &["al", "be", "ga"]);

@@ -113,14 +113,27 @@ const FLAG_REFUSALS: &[(&str, char, &str)] = &[
         'k',
         "set -k turns later arguments into assignments: put them before the command",
     ),
+    (
+        "set",
+        'H',
+        "set -H turns on history expansion, which rewrites later lines: leave it off",
+    ),
 ];
 
 /// `set -o NAME` / `shopt -s NAME` options that change how later lines are read or what
 /// a word runs.
-const READING_OPTIONS: &[&str] = &["posix", "keyword", "expand_aliases"];
+const READING_OPTIONS: &[&str] = &[
+    "posix",
+    "keyword",
+    "expand_aliases",
+    "history",
+    "histexpand",
+];
 const CHANGES_READING: &str = "it changes how bash reads later lines: leave it as it is";
 const EXPANDING_OPTION: &str =
     "an option that expands is not known before the line runs: write it literally, or put -- before it";
+const SPLITS_BEFORE_NAME: &str =
+    "a word that expands before the variable name may split into several: quote it";
 const EXPANDING_ACTION: &str =
     "a trap action or word list must be plain text so that its commands can be checked";
 
@@ -135,6 +148,19 @@ fn option_refusal(command: &str, arg: &Word, reason: &'static str) -> Check {
 fn is_flag(arg: &Word, plus: bool) -> bool {
     let v = &arg.value;
     arg.literal && v.len() > 1 && v != "--" && (v.starts_with('-') || (plus && v.starts_with('+')))
+}
+
+/// `fc -l` only lists, unless `-s` or `-e` rides along (`fc -l -s old=new` re-runs the
+/// last command, changed) or a word that expands may become one.
+fn fc_only_lists(args: &[Word]) -> bool {
+    let options: Vec<&Word> = args
+        .iter()
+        .take_while(|a| !(a.literal && a.value == "--"))
+        .collect();
+    let flags = || options.iter().filter(|a| is_flag(a, false));
+    !options.iter().any(|a| may_be_option(a))
+        && flags().any(|a| a.value.contains('l'))
+        && !flags().any(|a| a.value.contains(['s', 'e']))
 }
 
 /// Whether `raw` is one double-quoted string and nothing else (`"$fmt"`), so that it
@@ -190,10 +216,7 @@ impl Parser {
             "set" | "shopt" => self.reading_options(command, args, out),
             "trap" => return self.trap_action(args, out),
             "compgen" | "complete" => return self.word_lists(command, args, out),
-            "fc" if !args
-                .iter()
-                .any(|a| is_flag(a, false) && a.value.contains('l')) =>
-            {
+            "fc" if !fc_only_lists(args) => {
                 out.push(Check::Refuse(Denial::Option {
                     text: "fc".into(),
                     reason: "fc runs an editor and re-runs history: run the command directly",
@@ -210,7 +233,7 @@ impl Parser {
     /// `set -o posix`, `shopt -s expand_aliases`, `shopt -s compat…`, and options that
     /// expand (`set -o "$x"`).
     fn reading_options(&mut self, command: &str, args: &[Word], out: &mut Vec<Check>) {
-        let mut after_o = false;
+        let (mut after_o, mut turns_off) = (false, false);
         for arg in args {
             if arg.literal && (arg.value == "--" || arg.value == "-") {
                 return; // positional parameters follow
@@ -224,13 +247,16 @@ impl Parser {
                 return; // the first operand: positional parameters follow
             }
             let name = arg.value.as_str();
-            if READING_OPTIONS.contains(&name) || name.starts_with("compat") {
+            // `set +o NAME` turns it off: what bash does when nothing is said.
+            let off = command == "set" && after_o && turns_off;
+            if !off && (READING_OPTIONS.contains(&name) || name.starts_with("compat")) {
                 out.push(Check::Refuse(Denial::Option {
                     text: format!("{command} {}{name}", if after_o { "-o " } else { "" }),
                     reason: CHANGES_READING,
                 }));
             }
             after_o = flag && arg.value.ends_with('o');
+            turns_off = flag && arg.value.starts_with('+');
         }
     }
 
@@ -361,6 +387,12 @@ fn named_arguments(command: &str, spec: &Spec, args: &[Word], out: &mut Vec<Chec
             Operands::Names => name_operand(arg.literal.then_some(&arg.value), &text, out),
             Operands::NameAt(at) if at == index => {
                 name_operand(arg.literal.then_some(&arg.value), &text, out)
+            }
+            // `getopts $x` splits into `getopts ab PATH` when x is `ab PATH`.
+            Operands::NameAt(at)
+                if index < at && !arg.literal && !is_one_quoted_field(&arg.raw) =>
+            {
+                out.push(option_refusal(command, arg, SPLITS_BEFORE_NAME));
             }
             Operands::Expressions => {
                 if let Some(name) = assigned_in_arithmetic(arg.known_value()) {

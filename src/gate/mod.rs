@@ -90,12 +90,13 @@
 //! | `complete -F F`, `compgen -F F` | refused: runs a function |
 //! | `complete -W LIST`, `compgen -W LIST` | LIST is expanded by bash, so its substitutions are checked; refused when it expands |
 //! | `bind -x SEQ:CMD` | refused: runs CMD |
-//! | `fc` (without `-l`) | refused: runs an editor and re-runs history |
+//! | `fc`, unless it only lists (`-l` without `-s` or `-e`) | refused: runs an editor and re-runs history, changed (`fc -l -s old=new`) |
 //! | `enable -f FILE` | refused: loads code |
 //! | `enable -n NAME` | refused: with the builtin off, its name runs a program found on `PATH` (and our exit trap calls `builtin`) |
 //! | `hash -p FILE NAME` | refused: rebinds a command word |
 //! | `set -k` | refused: turns later arguments into assignments |
-//! | `set -o posix`, `set -o keyword`, `shopt -s expand_aliases`, `shopt -s compat…` | refused: change how later lines are read, or let aliases change what a word runs |
+//! | `set -o posix`, `set -o keyword`, `set -o history`, `set -H` (`histexpand`), `shopt -s expand_aliases`, `shopt -s compat…` | refused: change how later lines are read (history expansion rewrites them), let aliases change what a word runs, or give `fc` a command to re-run |
+//! | `getopts $x NAME…` | refused when a word before the name may split (`getopts $x` is `getopts ab PATH` when x is `ab PATH`); `"$x"` is one word |
 //! | `eval`, `source`/`.`, `exec`, `command`, `builtin` | ordinary command words: listing one allows what it runs |
 //!
 //! Subscripts in quoted arguments that name-taking builtins evaluate are checked too

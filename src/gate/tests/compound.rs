@@ -312,3 +312,39 @@ fn a_word_that_expands_cannot_become_an_option_or_a_trap_action() {
         assert_eq!(text(line, &list), Ok(()), "line: {line:?}");
     }
 }
+
+#[test]
+fn history_cannot_run_a_changed_command() {
+    let list = ["set", "echo", "fc", "shopt", "getopts"];
+    // `fc -l -s old=new` re-runs the last command changed; history expansion rewrites
+    // later lines before the gate's reading applies.
+    for line in [
+        "set -o history\necho hi\nfc -l -s echo=touch",
+        "fc -ls",
+        "fc -l -e vi",
+        "fc -l $x",
+        "set -H",
+        "set -eH",
+        "set -o histexpand",
+        "shopt -so history",
+    ] {
+        assert!(
+            matches!(check_allowed(line, &list), Err(Denial::Option { .. })),
+            "line: {line:?}"
+        );
+    }
+    assert_eq!(
+        text("fc -l -10; fc -lnr 1 5; set +o history", &list),
+        Ok(())
+    );
+    // `getopts $x` splits into an option string and a name.
+    assert_eq!(
+        text("x='ab PATH'; getopts $x", &list),
+        Err(
+            "Command not allowed: getopts $x (a word that expands before the variable name \
+             may split into several: quote it)"
+                .into()
+        )
+    );
+    assert_eq!(text("getopts \"$opts\" o", &list), Ok(()));
+}
