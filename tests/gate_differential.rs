@@ -80,6 +80,8 @@ const FORBIDDEN: &[&str] = &[
     "BASH_COMPAT",
     "GCONV_PATH",
     "BASH_LOADABLES_PATH",
+    "TEXTDOMAIN",
+    "TEXTDOMAINDIR",
 ];
 const FORBIDDEN_PREFIXES: &[&str] = &["LD_", "BASH_FUNC_"];
 

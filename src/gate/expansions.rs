@@ -23,9 +23,14 @@ impl Parser {
                 }
             }
             Some('\'') if !in_dq => return self.scan_ansi(w),
-            // bash translates `$"…"` through a message catalog chosen by variables,
-            // and expands the translation: its text is not known before the line runs.
-            Some('"') if !in_dq => return Err(ParseError::LOCALE),
+            // `$"…"` is translated through the catalogs of the domain `TEXTDOMAIN`
+            // names, and the translation is expanded; with no domain, nothing is
+            // translated. A gated line cannot name one (`TEXTDOMAIN` is forbidden),
+            // so the string is read as `"…"`.
+            Some('"') if !in_dq => {
+                self.advance(1);
+                return self.scan_dquote(w);
+            }
             Some(c) if is_name_start(c) => {
                 self.advance(1);
                 while self.peek().is_some_and(is_name_char) {
@@ -160,7 +165,8 @@ impl Parser {
             '\\' => self.advance(2),
             '\'' => return self.scan_expanding_single(w),
             '"' => return self.scan_dquote(w),
-            // bash translates `$"…"` here too, and expands the translation.
+            // bash translates `$"…"` here too, and evaluates the translation with the
+            // rest: refused rather than followed.
             '$' if self.peek_at(1) == Some('"') => return Err(ParseError::LOCALE),
             '$' if self.peek_at(1) == Some('\'') => {
                 // `$'…'` delimits with its escapes; its text is evaluated like the rest.

@@ -20,8 +20,10 @@
 //! - **it sets, unsets or rebinds a forbidden variable** ([`Denial::ForbiddenVariable`]):
 //!   `PATH`, `IFS`, `BASH_ENV`, `ENV`, `SHELLOPTS`, `BASHOPTS`, `PS4`, `BASH_CMDS`,
 //!   `BASH_ALIASES`, `EXECIGNORE`, `POSIXLY_CORRECT`, `BASH_COMPAT`, `GCONV_PATH`,
-//!   `BASH_LOADABLES_PATH`, `LD_*` and `BASH_FUNC_*` (one list, `FORBIDDEN_VARIABLES`),
-//!   which change which program a word runs or how bash reads the line. Every way is
+//!   `BASH_LOADABLES_PATH`, `TEXTDOMAIN`, `TEXTDOMAINDIR`, `LD_*` and `BASH_FUNC_*` (one
+//!   list, `FORBIDDEN_VARIABLES`), which change which program a word runs or how bash
+//!   reads the line (a `$"…"` string is translated, and the translation expanded, only
+//!   under a `TEXTDOMAIN`: without one it reads as `"…"`). Every way is
 //!   looked at, each name judged by its value after quote removal (`export BASH''_ENV=p`
 //!   names `BASH_ENV`): a prefix assignment, a name given to `export`, `declare`,
 //!   `typeset`, `local`, `readonly`, `read` (and `read -a`), `printf -v`, `mapfile`,
@@ -44,9 +46,9 @@
 //!   - function definitions (`f() {…}`, `function f`) and `coproc`;
 //!   - nesting deeper than 64 levels;
 //!   - `${…@P}` (prompt expansion runs substitutions stored in a variable), `$"…"`
-//!     anywhere bash translates it — outside quotes, inside `${…}`, `$((…))` and
-//!     subscripts (the translation comes from a catalog chosen at run time and is
-//!     expanded) — and `!(…)` (an extglob pattern);
+//!     inside `${…}`, `$((…))` and subscripts (where its text is evaluated with the
+//!     rest; outside quotes it reads as `"…"`, see `TEXTDOMAIN` above), and `!(…)` (an
+//!     extglob pattern);
 //!   - `>&WORD` / `<&WORD` when WORD expands or holds quotes, globs or `~` (bash expands
 //!     it a second time: `>&'$(cmd)'` runs cmd); a plain literal file name, digit or `-`
 //!     is accepted (`cmd >& /dev/null`);
@@ -114,7 +116,9 @@
 //! `bash`, `git -c core.pager=…`), and so may the environment variables its program
 //! reads (`GIT_SSH_COMMAND=… git fetch`, `PAGER`, `NODE_OPTIONS`), which only the
 //! bash-level ones above are refused for; a listed relative path (`./build.sh`) depends
-//! on the directory. The gate decides which command words start; it is not a sandbox.
+//! on the directory. A `TEXTDOMAIN` in the host's own environment (no line can set one)
+//! makes `$"…"` strings translated from its catalogs, and the translations expanded. The
+//! gate decides which command words start; it is not a sandbox.
 
 // The parser, one part per file; each adds methods to `Parser`.
 mod builtins;
@@ -161,7 +165,7 @@ const EVALUATES_NAMES: &str = "[ test declare typeset local export readonly read
 /// `enable -f` finds code to load.
 const FORBIDDEN_VARIABLES: &str = "PATH IFS BASH_ENV ENV SHELLOPTS BASHOPTS PS4 \
     BASH_CMDS BASH_ALIASES EXECIGNORE POSIXLY_CORRECT BASH_COMPAT GCONV_PATH \
-    BASH_LOADABLES_PATH";
+    BASH_LOADABLES_PATH TEXTDOMAIN TEXTDOMAINDIR";
 
 /// Whether assigning `name` changes which program a command word runs or
 /// how bash reads the rest of the line (`PATH`, `IFS`, `BASH_ENV`, `LD_*`,
@@ -248,7 +252,8 @@ impl ParseError {
     );
     const DEPTH: ParseError =
         ParseError("nested more than 64 levels: split it into several commands");
-    const LOCALE: ParseError = ParseError("$\"…\" is translated at run time: write \"…\" instead");
+    const LOCALE: ParseError =
+        ParseError("$\"…\" here is translated and evaluated at run time: write \"…\" instead");
     const PROMPT: ParseError = ParseError("${…@P} runs the text of a variable: leave out @P");
     const EXTGLOB: ParseError = ParseError("!( is an extglob pattern here: write ! ( with a blank");
     const DUPLICATION: ParseError =

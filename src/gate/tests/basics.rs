@@ -134,11 +134,16 @@ fn ansi_c_bytes_that_are_not_characters_are_not_literal() {
 }
 
 #[test]
-fn locale_quoting_is_refused() {
-    // The translation comes from a catalog chosen at run time, and is expanded.
-    unparsable("$\"ls\"");
-    unparsable("echo $\"hello\"");
+fn locale_quoting_reads_as_double_quotes() {
+    // bash translates `$"…"` only under a TEXTDOMAIN, which no gated line can set.
+    ok("echo $\"hello\"");
+    ok("echo >&2 $\"Try \\`ls --help' for more\" \"$x\"");
     ok("echo \"$\"");
+    refused("echo $\"a $(rm x) b\"", "rm");
+    refused("echo $\"`rm x`\"", "rm");
+    refused("$\"ls\"; $\"rm\"", "rm");
+    forbidden("TEXTDOMAIN=x echo $\"hi\"", "TEXTDOMAIN");
+    forbidden("TEXTDOMAINDIR=/tmp; echo", "TEXTDOMAINDIR");
 }
 
 #[test]

@@ -254,7 +254,7 @@ fn trap_actions_and_word_lists_are_checked_as_lines() {
 }
 
 #[test]
-fn locale_quoting_is_refused_wherever_bash_translates_it() {
+fn locale_quoting_is_refused_where_its_text_is_evaluated() {
     unparsable("a[$\"x y\"]=b");
     unparsable("echo ${x:-$\"hi\"}");
     unparsable("echo $(( $\"1\" ))");
@@ -298,10 +298,10 @@ fn construct_refusals_say_what_to_write_instead() {
         )
     );
     assert_eq!(
-        text("echo $\"x\"", LIST),
+        text("echo ${x:-$\"y\"}", LIST),
         Err(
-            "Command not allowed: could not parse the command line ($\"…\" is translated \
-             at run time: write \"…\" instead)"
+            "Command not allowed: could not parse the command line ($\"…\" here is \
+             translated and evaluated at run time: write \"…\" instead)"
                 .into()
         )
     );
