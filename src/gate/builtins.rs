@@ -185,7 +185,19 @@ fn is_one_quoted_field(raw: &str) -> bool {
 /// Whether an argument where an option may stand expands to something that could be
 /// an option (its known part is empty or starts with `-`/`+`).
 fn may_be_option(arg: &Word) -> bool {
-    !arg.literal && matches!(arg.known_value().chars().next(), None | Some('-' | '+'))
+    !arg.literal
+        && matches!(arg.known_value().chars().next(), None | Some('-' | '+'))
+        && !is_number_parameter(&arg.raw)
+}
+
+/// `$!`, `$$`, `$?`, `$#` (quoted or braced): a number or nothing, never an option
+/// (`wait $!`).
+fn is_number_parameter(raw: &str) -> bool {
+    let bare = raw
+        .strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .unwrap_or(raw);
+    ["$!", "$$", "$?", "$#", "${!}", "${$}", "${?}", "${#}"].contains(&bare)
 }
 
 impl Parser {

@@ -258,6 +258,7 @@ fn an_operand_that_expands_where_an_option_may_stand_is_refused() {
     };
     refusal("x='-x touch f'; jobs $x", "jobs $x");
     refusal("true & wait $pid", "wait $pid");
+    refusal("true & wait $!x", "wait $!x");
     refusal("true & wait \"$pid\"", "wait \"$pid\"");
     refusal("printf $fmt", "printf $fmt");
     refusal("printf \"$a\"$b", "printf \"$a\"$b");
@@ -270,6 +271,10 @@ fn an_operand_that_expands_where_an_option_may_stand_is_refused() {
         "true & wait -- $pid",
         "printf \"$fmt\"",
         "printf -- $fmt x",
+        // A number or nothing.
+        "true & wait $!",
+        "true & wait \"$!\" $$",
+        "wait ${!}",
     ] {
         assert_eq!(text(line, &list), Ok(()), "line: {line:?}");
     }
