@@ -605,6 +605,9 @@ fn words_that_expand_to_options_run_only_listed_commands() {
         "ab PATH",
         "-l -s al=ga",
         "-o history -H",
+        "foo -a PATH",
+        "1 -C ga -c 1",
+        "default -C ga",
     ];
     let builtins = [
         "jobs",
@@ -625,7 +628,10 @@ fn words_that_expand_to_options_run_only_listed_commands() {
         "getopts",
         "fc",
     ];
-    let words = ["$o", "\"$o\"", "$o x", "x $o", "-- $o", "-s $o"];
+    // Where an option, an option's argument or an operand stands.
+    let words = [
+        "$o", "\"$o\"", "$o x", "-- $o", "-p $o x", "-n $o x", "-o $o",
+    ];
     let mut sandbox = Sandbox::new("options", &["al", "be", "ga"]);
     let usable = bash_usable();
     let (mut total, mut allowed, mut counterexamples) = (0, 0, Vec::new());

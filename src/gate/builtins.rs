@@ -132,6 +132,8 @@ const READING_OPTIONS: &[&str] = &[
 const CHANGES_READING: &str = "it changes how bash reads later lines: leave it as it is";
 const EXPANDING_OPTION: &str =
     "an option that expands is not known before the line runs: write it literally, or put -- before it";
+const SPLITS_INTO_OPTIONS: &str =
+    "an option's argument that expands may split into more options: quote it";
 const SPLITS_BEFORE_NAME: &str =
     "a word that expands before the variable name may split into several: quote it";
 const EXPANDING_ACTION: &str =
@@ -190,6 +192,12 @@ fn may_be_option(arg: &Word) -> bool {
         && !is_number_parameter(&arg.raw)
 }
 
+/// Whether `arg` may become several words (by splitting or globbing): it expands, and
+/// is neither one double-quoted string nor a parameter that is a number.
+fn may_split(arg: &Word) -> bool {
+    !arg.literal && !is_one_quoted_field(&arg.raw) && !is_number_parameter(&arg.raw)
+}
+
 /// `$!`, `$$`, `$?`, `$#` (quoted or braced): a number or nothing, never an option
 /// (`wait $!`).
 fn is_number_parameter(raw: &str) -> bool {
@@ -211,8 +219,13 @@ impl Parser {
         if FLAG_REFUSALS.iter().any(|&(b, ..)| b == command) && command != "set" {
             // Read loosely, any word before `--` may be an option: one that expands may
             // become `hash -p FILE NAME`, `enable -n NAME`, `compgen -C CMD`.
+            // A word that splits may too (`compgen -o $x` is `compgen -o default -C
+            // cmd` when x is `default -C cmd`).
             let before_end = args.iter().take_while(|a| !(a.literal && a.value == "--"));
-            if let Some(arg) = before_end.into_iter().find(|a| may_be_option(a)) {
+            if let Some(arg) = before_end
+                .into_iter()
+                .find(|a| may_be_option(a) || may_split(a))
+            {
                 out.push(option_refusal(command, arg, EXPANDING_OPTION));
             }
         }
@@ -378,6 +391,12 @@ fn named_arguments(command: &str, spec: &Spec, args: &[Word], out: &mut Vec<Chec
             let value = if rest.is_empty() {
                 let next = args.get(i);
                 i += 1;
+                // `read -p $x NAME` is `read -p foo -a PATH NAME` when x is `foo -a
+                // PATH`: an argument that splits brings options of its own.
+                if let Some(word) = next.filter(|w| may_split(w)) {
+                    out.push(option_refusal(command, word, SPLITS_INTO_OPTIONS));
+                    return;
+                }
                 next.map(|w| (w.literal, w.value.clone(), w.raw.clone()))
             } else {
                 Some((true, rest, arg.raw.clone()))
@@ -401,9 +420,7 @@ fn named_arguments(command: &str, spec: &Spec, args: &[Word], out: &mut Vec<Chec
                 name_operand(arg.literal.then_some(&arg.value), &text, out)
             }
             // `getopts $x` splits into `getopts ab PATH` when x is `ab PATH`.
-            Operands::NameAt(at)
-                if index < at && !arg.literal && !is_one_quoted_field(&arg.raw) =>
-            {
+            Operands::NameAt(at) if index < at && may_split(arg) => {
                 out.push(option_refusal(command, arg, SPLITS_BEFORE_NAME));
             }
             Operands::Expressions => {

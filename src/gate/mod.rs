@@ -40,7 +40,9 @@
 //!   ([`Denial::Option`]), as listed below, and an option word that expands where a
 //!   builtin with name options reads options (`printf "$f" x` may be `printf -v PATH x`,
 //!   `wait $pid` may be `wait -p PATH`, `jobs $x` may be `jobs -x cmd`), even as the last
-//!   word; `--` before it makes it an operand (`wait -- $pid`);
+//!   word; `--` before it makes it an operand (`wait -- $pid`); and an option's
+//!   argument that may split into more words (`read -p $x NAME` is `read -p foo -a PATH
+//!   NAME` when x is `foo -a PATH`): quoted, it is one word;
 //! - **the line cannot be read the way bash will** ([`Denial::Unparseable`]): refusing
 //!   too much costs the agent a retry, refusing too little runs a command nobody allowed:
 //!   - function definitions (`f() {…}`, `function f`) and `coproc`;

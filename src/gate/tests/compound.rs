@@ -353,3 +353,29 @@ fn history_cannot_run_a_changed_command() {
     );
     assert_eq!(text("getopts \"$opts\" o", &list), Ok(()));
 }
+
+#[test]
+fn an_option_argument_that_splits_is_refused() {
+    // `read -p $x NAME` is `read -p foo -a PATH NAME` when x is `foo -a PATH`;
+    // `mapfile -n $x` may be `mapfile -n 1 -C cmd`, `compgen -o $x` `compgen -o d -C cmd`.
+    let list = ["read", "mapfile", "compgen"];
+    for (line, word) in [
+        ("read -p $x name", "$x"),
+        ("mapfile -n $x a", "$x"),
+        ("read -t ${t}s x", "${t}s"),
+    ] {
+        assert_eq!(
+            text(line, &list),
+            Err(format!(
+                "Command not allowed: {} {word} (an option's argument that expands may split \
+                 into more options: quote it)",
+                line.split(' ').next().unwrap()
+            )),
+            "line: {line:?}"
+        );
+    }
+    assert!(check_allowed("compgen -o $x", &list).is_err());
+    for line in ["read -p \"$q\" -t \"$t\" x", "mapfile -n $# -u \"$fd\" a"] {
+        assert_eq!(text(line, &list), Ok(()), "line: {line:?}");
+    }
+}
