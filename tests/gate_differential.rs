@@ -90,7 +90,7 @@ const CORPUS_ALLOWED: &[&str] = &[
     "grep", "sed", "awk", "find", "sort", "uniq", "head", "tail", "wc", "cut", "tr", "cat", "echo",
     "printf", "git", "cargo", "ls", "test", "[", "[[", "true", "read", "export", "declare", "jobs",
     "trap", "set", "cd", "mapfile", "unset", "let", "xargs", "time", "wait", "hash", "fc",
-    "getopts",
+    "getopts", "shopt",
 ];
 const CORPUS_UNLISTED: &[&str] = &[
     "rm", "curl", "wget", "sh", "bash", "python3", "touch", "chmod", "dd", "nc", "ga",

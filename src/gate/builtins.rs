@@ -261,7 +261,10 @@ impl Parser {
         let (mut after_o, mut turns_off) = (false, false);
         for arg in args {
             if arg.literal && (arg.value == "--" || arg.value == "-") {
-                return; // positional parameters follow
+                if command == "set" {
+                    return; // positional parameters follow
+                }
+                continue; // `shopt -s -- NAME` still sets NAME
             }
             if may_be_option(arg) {
                 out.push(option_refusal(command, arg, EXPANDING_OPTION));
@@ -270,6 +273,11 @@ impl Parser {
             let flag = is_flag(arg, true);
             if command == "set" && !flag && !after_o {
                 return; // the first operand: positional parameters follow
+            }
+            if !arg.literal {
+                // An option name that expands (`shopt -s e$y`) may be any option.
+                out.push(option_refusal(command, arg, EXPANDING_OPTION));
+                continue;
             }
             let name = arg.value.as_str();
             // `set +o NAME` turns it off: what bash does when nothing is said.

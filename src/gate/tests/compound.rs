@@ -332,6 +332,9 @@ fn history_cannot_run_a_changed_command() {
         "set -eH",
         "set -o histexpand",
         "shopt -so history",
+        "shopt -s -- expand_aliases",
+        "shopt -s e$y",
+        "set -o p$y",
     ] {
         assert!(
             matches!(check_allowed(line, &list), Err(Denial::Option { .. })),
