@@ -167,11 +167,15 @@ fn fc_only_lists(args: &[Word]) -> bool {
 
 /// Whether `raw` is one double-quoted string and nothing else (`"$fmt"`), so that it
 /// expands to exactly one word: no splitting, no globbing. A quote inside (even in a
-/// substitution) makes the answer no, which only errs toward refusing.
+/// substitution) makes the answer no, and so does an `@` (`"$@"`, `"${a[@]}"` and
+/// `"${!p@}"` are a word each), which only errs toward refusing.
 fn is_one_quoted_field(raw: &str) -> bool {
     let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) else {
         return false;
     };
+    if inner.contains('@') {
+        return false;
+    }
     let mut escaped = false;
     for c in inner.chars() {
         match c {

@@ -264,6 +264,9 @@ fn an_operand_that_expands_where_an_option_may_stand_is_refused() {
     refusal("printf \"$a\"$b", "printf \"$a\"$b");
     refusal("printf -- x; printf *", "printf *");
     refusal("printf \"$fmt\" x", "printf \"$fmt\"");
+    // "$@" and "${a[@]}" are a word each.
+    refusal("printf \"$@\"", "printf \"$@\"");
+    refusal("printf \"${a[@]}\"", "printf \"${a[@]}\"");
     // After `--`, operands; and `printf "$fmt"` alone is at most `printf -vNAME`
     // without a format, which sets nothing.
     for line in [
@@ -378,6 +381,7 @@ fn an_option_argument_that_splits_is_refused() {
         );
     }
     assert!(check_allowed("compgen -o $x", &list).is_err());
+    assert!(check_allowed("read -p \"${a[@]}\" x", &list).is_err());
     for line in ["read -p \"$q\" -t \"$t\" x", "mapfile -n $# -u \"$fd\" a"] {
         assert_eq!(text(line, &list), Ok(()), "line: {line:?}");
     }
