@@ -4,6 +4,8 @@
 //! Every name is judged by its value after quote removal (`export BASH''_ENV=p` names
 //! `BASH_ENV`), and a name that is not known before the line runs is refused.
 
+use super::names::*;
+use super::option_words::*;
 use super::rules::*;
 use super::*;
 
@@ -144,72 +146,6 @@ fn option_refusal(command: &str, arg: &Word, reason: &'static str) -> Check {
         text: format!("{command} {}", arg.raw),
         reason,
     })
-}
-
-/// Whether `arg` is a literal cluster of option letters (`-rp`, `+x`).
-fn is_flag(arg: &Word, plus: bool) -> bool {
-    let v = &arg.value;
-    arg.literal && v.len() > 1 && v != "--" && (v.starts_with('-') || (plus && v.starts_with('+')))
-}
-
-/// `fc -l` only lists, unless `-s` or `-e` rides along (`fc -l -s old=new` re-runs the
-/// last command, changed) or a word that expands may become one.
-fn fc_only_lists(args: &[Word]) -> bool {
-    let options: Vec<&Word> = args
-        .iter()
-        .take_while(|a| !(a.literal && a.value == "--"))
-        .collect();
-    let flags = || options.iter().filter(|a| is_flag(a, false));
-    !options.iter().any(|a| may_be_option(a))
-        && flags().any(|a| a.value.contains('l'))
-        && !flags().any(|a| a.value.contains(['s', 'e']))
-}
-
-/// Whether `raw` is one double-quoted string and nothing else (`"$fmt"`), so that it
-/// expands to exactly one word: no splitting, no globbing. A quote inside (even in a
-/// substitution) makes the answer no, and so does an `@` (`"$@"`, `"${a[@]}"` and
-/// `"${!p@}"` are a word each), which only errs toward refusing.
-fn is_one_quoted_field(raw: &str) -> bool {
-    let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) else {
-        return false;
-    };
-    if inner.contains('@') {
-        return false;
-    }
-    let mut escaped = false;
-    for c in inner.chars() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            '"' => return false,
-            _ => {}
-        }
-    }
-    !escaped
-}
-
-/// Whether an argument where an option may stand expands to something that could be
-/// an option (its known part is empty or starts with `-`/`+`).
-fn may_be_option(arg: &Word) -> bool {
-    !arg.literal
-        && matches!(arg.known_value().chars().next(), None | Some('-' | '+'))
-        && !is_number_parameter(&arg.raw)
-}
-
-/// Whether `arg` may become several words (by splitting or globbing): it expands, and
-/// is neither one double-quoted string nor a parameter that is a number.
-fn may_split(arg: &Word) -> bool {
-    !arg.literal && !is_one_quoted_field(&arg.raw) && !is_number_parameter(&arg.raw)
-}
-
-/// `$!`, `$$`, `$?`, `$#` (quoted or braced): a number or nothing, never an option
-/// (`wait $!`).
-fn is_number_parameter(raw: &str) -> bool {
-    let bare = raw
-        .strip_prefix('"')
-        .and_then(|r| r.strip_suffix('"'))
-        .unwrap_or(raw);
-    ["$!", "$$", "$?", "$#", "${!}", "${$}", "${?}", "${#}"].contains(&bare)
 }
 
 impl Parser {
@@ -442,87 +378,5 @@ fn named_arguments(command: &str, spec: &Spec, args: &[Word], out: &mut Vec<Chec
             }
             Operands::NameAt(_) | Operands::Other => {}
         }
-    }
-}
-
-fn forbidden(name: String, text: String, change: Change) -> Check {
-    Check::Refuse(Denial::ForbiddenVariable { name, text, change })
-}
-
-fn not_literal_name(text: &str) -> Check {
-    Check::Refuse(Denial::NotLiteralName {
-        text: text.to_string(),
-    })
-}
-
-/// The variable a name operand (`IFS`, `a[1]`) sets, or None when it expands.
-fn name_operand(value: Option<&str>, text: &str, out: &mut Vec<Check>) {
-    let Some(value) = value else {
-        out.push(not_literal_name(text));
-        return;
-    };
-    let name = value.split('[').next().unwrap_or_default();
-    if is_forbidden_name(name) {
-        let change = if text.starts_with("unset") {
-            Change::Unset
-        } else {
-            Change::Assign
-        };
-        out.push(forbidden(name.to_string(), text.to_string(), change));
-    }
-    if let Some(sub) = value.strip_prefix(name) {
-        if let Some(name) = assigned_in_arithmetic(sub) {
-            out.push(forbidden(name, text.to_string(), Change::Assign));
-        }
-    }
-}
-
-/// `NAME`, `NAME=VALUE`, `NAME+=VALUE`, `NAME[…]=VALUE` to a declaration builtin. The
-/// name must be known; with `-n` the target must be a known name too.
-fn declaration(arg: &Word, text: &str, nameref: bool, out: &mut Vec<Check>) {
-    let known = arg.known_value();
-    let name_len = known.find(|c| !is_name_char(c)).unwrap_or(known.len());
-    let name = &known[..name_len];
-    let rest = &known[name_len..];
-    let assigns = rest.starts_with('=') || rest.starts_with("+=");
-    // A word that starts with neither a name nor an expansion (`=x`, `/dev/x`) names no
-    // variable: bash says it is not a valid identifier and sets nothing. Only a literal
-    // word or one that starts with `=` is sure to: `{PATH=1,x}` and `[P]ATH=1` expand
-    // to names (the known part of such a word is not a prefix of what it becomes).
-    if name.is_empty() && (arg.literal || known.starts_with('=')) {
-        return;
-    }
-    // A name that ends where the word starts to expand, or a subscript of a word that
-    // expands (globbing may change it), is not known.
-    let known_name = !name.is_empty() && (arg.literal || assigns);
-    if !known_name {
-        out.push(not_literal_name(text));
-        return;
-    }
-    if is_forbidden_name(name) {
-        out.push(forbidden(
-            name.to_string(),
-            elide_value(text),
-            Change::Assign,
-        ));
-        return;
-    }
-    // The value may be evaluated as arithmetic (`declare -i`, subscripts of `-a`).
-    if let Some(assigned) = assigned_in_arithmetic(rest) {
-        out.push(forbidden(assigned, elide_value(text), Change::Assign));
-    }
-    if !nameref {
-        return;
-    }
-    // `declare -n r` takes its target from r's value, and one without a known target
-    // is set by the next `r=…`: either way the target is not known.
-    let target = rest.strip_prefix('=').filter(|_| arg.literal);
-    let target_name = target.map(|t| t.split('[').next().unwrap_or_default());
-    match target_name {
-        Some(t) if is_forbidden_name(t) => {
-            out.push(forbidden(t.to_string(), text.to_string(), Change::Nameref));
-        }
-        Some(t) if is_name(t) => out.push(Check::Nameref(name.to_string())),
-        _ => out.push(not_literal_name(text)),
     }
 }

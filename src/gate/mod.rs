@@ -130,6 +130,8 @@ mod cursor;
 mod denial;
 mod expansions;
 pub(crate) mod inert;
+mod names;
+mod option_words;
 mod rules;
 mod words;
 
