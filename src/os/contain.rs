@@ -401,65 +401,6 @@ impl Contain {
     }
 }
 
-/// What is left to do once a leader has ended: remove its cell if it is
-/// empty, and run its `on_gone` if nothing of it can run any more.
-#[must_use = "finish() removes the cell and runs on_gone"]
-pub(crate) struct LeaderEnded {
-    gone: Option<Entry>,
-    on_gone: Option<OnGone>,
-    /// Where an empty cell that was never stopped is kept for the next
-    /// command instead of being removed (cgroup mode).
-    spare: Option<Spares>,
-    /// What the command cost, read from its cell as its leader ended.
-    cost: Usage,
-}
-
-impl LeaderEnded {
-    /// What the command cost, and which limit it hit.
-    pub(crate) fn cost(&self) -> Usage {
-        self.cost
-    }
-
-    /// Removes the empty cell and runs `on_gone` (outside every lock:
-    /// it may take others).
-    pub(crate) fn finish(mut self) {
-        if let Some(mut entry) = self.gone.take() {
-            let ended = Hold::Session {
-                sid: 0,
-                exited: true,
-            };
-            if let Hold::Cell { cell, stopped, .. } = std::mem::replace(&mut entry.hold, ended) {
-                // A stopped command's cell is never reused (see `Hold`).
-                let room = self
-                    .spare
-                    .as_ref()
-                    .filter(|s| !stopped && s.lock().len() < SPARE_CELLS);
-                let mut cell = cell;
-                match room.filter(|_| cell.reopen().is_ok()) {
-                    Some(spare) => keep_or_remove(spare, cell),
-                    None => {
-                        let _ = cell.remove();
-                    }
-                }
-            }
-        }
-        if let Some(f) = self.on_gone.take() {
-            f();
-        }
-    }
-}
-
-/// Keeps `cell` among the spares if there is room, else removes it.
-fn keep_or_remove(spares: &Spares, cell: CellSet) {
-    let mut spare = spares.lock();
-    if spare.len() < SPARE_CELLS {
-        spare.push(cell);
-    } else {
-        drop(spare);
-        let _ = cell.remove();
-    }
-}
-
 /// A new cell under `jail`, open, with the budget's default limits; `None`
 /// if it cannot be made (the command then keeps to its session).
 fn new_cell(jail: &Jail, budget: &Budget) -> Option<CellSet> {
@@ -508,4 +449,8 @@ impl Drop for Contain {
     }
 }
 
+mod ended;
 mod reach;
+
+use ended::keep_or_remove;
+pub(crate) use ended::LeaderEnded;
