@@ -37,7 +37,7 @@ use std::time::Instant;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::Signal;
 
-use crate::os::group;
+use crate::os::sys;
 
 /// Counts the jails made by this process, so two owners never share one.
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
@@ -286,9 +286,9 @@ impl Cell {
                 return;
             }
             for pid in fresh {
-                if let Some(fd) = group::pidfd_open(pid) {
+                if let Some(fd) = sys::pidfd_open(pid) {
                     if self.holds(pid) {
-                        group::pidfd_signal(&fd, signal);
+                        sys::pidfd_signal(&fd, signal);
                     }
                 }
                 done.push(pid);

@@ -23,8 +23,9 @@ use crate::limits::{Limits, Usage};
 use crate::os::budget::{Budget, CellSet};
 use crate::os::cgroup::Jail;
 use crate::os::keeper::{Keeper, Told};
-use crate::os::launch::{caps, Via};
+use crate::os::launch::Via;
 use crate::os::reaper::Rusage;
+use crate::os::sys;
 
 /// How the commands of a `BashTools` are held, so that stopping one stops
 /// everything it started.
@@ -192,7 +193,7 @@ impl Contain {
             _keeper: keeper,
             mark,
             mark_entry,
-            namespace: caps::has_effective(caps::CAP_SYS_ADMIN),
+            namespace: sys::has_effective(sys::CAP_SYS_ADMIN),
         })
     }
 

@@ -19,21 +19,13 @@
 //! got the number is never signalled.
 
 use std::collections::HashSet;
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::{getpgrp, Pid};
+use nix::sys::signal::Signal;
 
-/// Sends `signal` to group `pgid`, unless that is the host's own group.
-/// Errors (ESRCH: nobody left) are nothing to act on.
-pub(crate) fn killpg_checked(pgid: u32, signal: Signal) {
-    if pgid == 0 || Pid::from_raw(pgid as i32) == getpgrp() {
-        return;
-    }
-    let _ = killpg(Pid::from_raw(pgid as i32), signal);
-}
+use crate::os::sys::{killpg_checked, pidfd_open, pidfd_signal};
 
 /// The live (non-zombie) members of the sessions (or groups) `pgids`, as
 /// (pid, id), from one scan of `/proc/*/stat`. Zombies are left out: they
@@ -210,33 +202,4 @@ pub(crate) fn signal_sessions(
             }
         }
     }
-}
-
-/// `pidfd_send_signal(2)`: the process the descriptor was opened for, or
-/// nobody (ESRCH) if it has ended since.
-pub(crate) fn pidfd_signal(fd: &OwnedFd, signal: Signal) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a plain syscall on a descriptor we own; a null siginfo asks
-    // for the same as kill(2).
-    unsafe {
-        nix::libc::syscall(
-            nix::libc::SYS_pidfd_send_signal,
-            fd.as_raw_fd(),
-            signal as i32,
-            std::ptr::null::<nix::libc::siginfo_t>(),
-            0,
-        );
-    }
-}
-
-/// A pidfd for `pid` (Linux 5.3+): readable once the process has exited.
-pub(crate) fn pidfd_open(pid: u32) -> Option<OwnedFd> {
-    // SAFETY: a plain syscall with integer arguments; a non-negative return
-    // is a new descriptor that we own.
-    let fd = unsafe { nix::libc::syscall(nix::libc::SYS_pidfd_open, pid as i32, 0) };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: `fd` was just returned by the kernel and is owned by no one else.
-    Some(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }

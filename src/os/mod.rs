@@ -23,4 +23,5 @@ pub(crate) mod reaper;
 pub(crate) mod reclaim;
 pub(crate) mod sandbox;
 pub(crate) mod spawn;
+pub(crate) mod sys;
 pub(crate) mod terminals;

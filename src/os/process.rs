@@ -25,8 +25,9 @@ use crate::limits::{Limits, Usage};
 use crate::os::contain::{Contain, Containment, OnGone};
 pub(crate) use crate::os::lastdir::LastState;
 use crate::os::lastdir::{Record, Startup};
-use crate::os::launch::{Restrictions, Via};
+use crate::os::launch::Via;
 use crate::os::reaper::{self, Exit};
+use crate::os::sandbox::Restrictions;
 use crate::os::{group, spawn};
 
 /// The name the shells give a command: it outlives the command's record,
@@ -201,7 +202,7 @@ impl RealProcess {
             || {
                 let pid = launch.spawn()?;
                 if want_pidfd {
-                    pidfd = group::pidfd_open(pid);
+                    pidfd = crate::os::sys::pidfd_open(pid);
                 }
                 running.lock().insert(key, pid);
                 contain.spawned(key, pid);

@@ -292,7 +292,7 @@ impl Reaper {
         if !owned.contains_key(&(pid as i32)) {
             return false;
         }
-        crate::os::group::killpg_checked(pid, signal);
+        crate::os::sys::killpg_checked(pid, signal);
         true
     }
 
@@ -459,7 +459,7 @@ fn pidfd_of(pid: u32) -> Option<OwnedFd> {
     if tests::NO_PIDFD.load(std::sync::atomic::Ordering::Relaxed) {
         return None;
     }
-    crate::os::group::pidfd_open(pid)
+    crate::os::sys::pidfd_open(pid)
 }
 
 #[cfg(test)]

@@ -44,7 +44,8 @@ use std::sync::OnceLock;
 
 use crate::config::Config;
 use crate::os::lastdir::{self, Record, Startup};
-use crate::os::launch::{self, ChildSetup, Input, Output, Restrictions, Via};
+use crate::os::launch::{self, ChildSetup, Input, Output, Via};
+use crate::os::sandbox::Restrictions;
 
 /// What to start, in the words of the shells.
 pub(crate) struct SpawnSpec<'a> {

@@ -6,10 +6,8 @@ use std::path::Path;
 
 use crate::config::{Sandbox, SandboxPolicy};
 use crate::error::Error;
-use crate::os::launch::view::View;
-use crate::os::launch::Restrictions;
 use crate::os::outdir::OutputDir;
-use crate::os::sandbox::{self, SandboxStatus};
+use crate::os::sandbox::{self, PrepareError, Restrictions, SandboxStatus};
 
 /// The sandbox's directories, resolved, and its private temporary
 /// directory, made under `root` (mode 0700, removed with the tools).
@@ -38,49 +36,13 @@ pub(super) fn resolve_sandbox(
     Ok((policy, tmp))
 }
 
-/// The restrictions every command applies to itself under `policy` (each
-/// with its own output file writable, for `/dev/stdout`). `None` when the
-/// kernel enforces nothing, which is an error unless best effort.
+/// The restrictions every command applies to itself under `policy`, and
+/// what the kernel enforces of them (`os::sandbox::prepare`).
 pub(super) fn prepare_sandbox(
     policy: &SandboxPolicy,
 ) -> Result<(Option<Restrictions>, SandboxStatus), Error> {
-    let (rules, status) = sandbox::rules(policy).map_err(|e| Error::sandbox(e.path, e.error))?;
-    if !enforced(status, policy.best_effort)? {
-        return Ok((None, status));
-    }
-    // Where no view can be made, the sandbox runs without one and the
-    // status says so (Landlock still refuses every write outside the roots).
-    let view = View::make(sandbox::writable_dirs(policy).iter().map(|p| p.as_path())).ok();
-    let status = status.with_view(view.is_some());
-    Ok((
-        Some(Restrictions::new(rules, !policy.network, view)),
-        status,
-    ))
-}
-
-/// Whether commands are restricted: when the kernel enforces something.
-/// Enforcing nothing is an error unless best effort (the commands then
-/// run unrestricted).
-pub(super) fn enforced(status: SandboxStatus, best_effort: bool) -> Result<bool, Error> {
-    if status.filesystem() {
-        Ok(true)
-    } else if best_effort {
-        Ok(false)
-    } else {
-        Err(Error::sandbox_unsupported())
-    }
-}
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ErrorKind;
-
-    #[test]
-    fn a_kernel_without_landlock_fails_the_build_unless_best_effort() {
-        let none = SandboxStatus::not_enforced();
-        let err = enforced(none, false).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::SandboxUnsupported);
-        assert!(err.to_string().contains("no Landlock"), "{err}");
-        assert!(!enforced(none, true).unwrap());
-    }
+    sandbox::prepare(policy).map_err(|e| match e {
+        PrepareError::Rules(e) => Error::sandbox(e.path, e.error),
+        PrepareError::Unsupported => Error::sandbox_unsupported(),
+    })
 }

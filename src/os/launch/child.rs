@@ -7,13 +7,13 @@
 //! the parent prepared; nothing allocates, locks or unwinds. The few
 //! arrays it needs live on its stack.
 
-use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::libc;
 
 use super::{ChildSetup, Failure, Input, Output, Step, MAX_KEPT};
+use crate::os::sys::errno;
 
 /// How a child that cannot exec says why: a slot in memory the parent
 /// shares (all of it for a `CLONE_VM` child, one page for a forked one),
@@ -35,13 +35,6 @@ impl Report<'_> {
             errno: v as u32 as i32,
         }
     }
-}
-
-/// The errno of the last failed call of this thread.
-pub(super) fn errno() -> i32 {
-    io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
 }
 
 /// Reports `step` with `errno` and ends the child with 127.
@@ -107,11 +100,9 @@ pub(super) fn run(
         let r = check(unsafe { libc::unshare(libc::CLONE_NEWCGROUP) }.into());
         step(Step::CgroupNamespace, r.map(drop));
     }
-    if let Some(view) = setup.restrictions.and_then(|r| r.view()) {
-        // Before the descriptors (the view's are the host's) and the chdir
-        // (entering sets the directory to the view's root).
-        if let Err((s, e)) = view.enter() {
-            fail(report, s, e);
+    if let Some(r) = setup.restrictions {
+        if let Err((s, e)) = r.enter_view() {
+            fail(report, s.into(), e);
         }
     }
     let ruleset = match descriptors(setup, staging) {
@@ -124,7 +115,7 @@ pub(super) fn run(
     default_dispositions();
     if let Some(r) = setup.restrictions {
         if let Err((s, e)) = r.apply(ruleset) {
-            fail(report, s, e);
+            fail(report, s.into(), e);
         }
     }
     empty_mask();

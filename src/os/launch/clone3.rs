@@ -22,7 +22,8 @@ use nix::libc;
 
 use super::child::{self, Report};
 use super::staging::{self, Staging};
-use super::{reap_failed, ChildSetup, Refused, SignalsBlocked};
+use super::{ChildSetup, Refused};
+use crate::os::sys::{reap_failed, SignalsBlocked};
 
 /// `CLONE_INTO_CGROUP` from `<linux/sched.h>`.
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;

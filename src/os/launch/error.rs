@@ -7,6 +7,7 @@ use std::io;
 use nix::libc;
 
 use super::ChildSetup;
+use crate::os::sandbox::SandboxStep;
 
 /// A step of the child's setup, as a failure names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,6 +39,18 @@ pub(crate) enum Step {
     Landlock,
     /// `execve`.
     Exec,
+}
+
+impl From<SandboxStep> for Step {
+    fn from(s: SandboxStep) -> Step {
+        match s {
+            SandboxStep::View => Step::View,
+            SandboxStep::NoNewPrivs => Step::NoNewPrivs,
+            SandboxStep::Capabilities => Step::Capabilities,
+            SandboxStep::Seccomp => Step::Seccomp,
+            SandboxStep::Landlock => Step::Landlock,
+        }
+    }
 }
 
 impl Step {

@@ -19,8 +19,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::libc;
 
-use super::child::{self, errno, Report};
-use super::{reap_failed, ChildSetup, Failure, Refused, SignalsBlocked, Step};
+use super::child::{self, Report};
+use super::{ChildSetup, Failure, Refused, Step};
+use crate::os::sys::{errno, reap_failed, SignalsBlocked};
 
 /// One page of anonymous memory that a forked child shares with us.
 struct SharedSlot(*mut libc::c_void);

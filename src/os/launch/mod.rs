@@ -1,6 +1,10 @@
-//! The one launcher: every process this crate starts — each command and the
+//! The one launcher: every program this crate runs — each command and the
 //! keeper — is described by one [`ChildSetup`] and set up by one function
-//! that runs **in the child**, between the clone and `execve(2)`.
+//! that runs **in the child**, between the clone and `execve(2)`. (The one
+//! other process of ours, the sandbox view's helper, runs no program: see
+//! `os::sandbox`'s `view.rs` for why it is a plain fork.)
+//!
+//! **Entry point:** [`launch`], with a [`ChildSetup`] and a [`Via`].
 //!
 //! A [`ChildSetup`] says everything the new process needs: the program,
 //! its argument and environment arrays, its directory, its standard
@@ -17,7 +21,7 @@
 //!    one's `cgroup.procs`, which the parent opened),
 //! 2. `setsid(2)`, then `unshare(CLONE_NEWCGROUP)` rooted at its cell,
 //!    then, under a sandbox, `setns(2)` into its read-only view of the
-//!    filesystem (`view.rs`),
+//!    filesystem (`os::sandbox`),
 //! 3. the descriptors: stdio and ours moved into place, every other
 //!    descriptor close-on-exec (`close_range(2)`), so nothing the host
 //!    opened without `O_CLOEXEC` reaches a command,
@@ -49,15 +53,12 @@
 //! cgroup, restrict it or close the host's descriptors, and measured no
 //! faster than the shared clone (BENCHMARKS.md, "The launcher").
 
-pub(crate) mod caps;
 mod child;
 #[cfg(target_arch = "x86_64")]
 mod clone3;
 mod error;
 mod fork;
-pub(crate) mod restrict;
 mod staging;
-pub(crate) mod view;
 
 use std::ffi::{CStr, CString};
 use std::io;
@@ -66,9 +67,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::libc;
 
+use crate::os::sandbox::Restrictions;
 use error::Failure;
 pub(crate) use error::{not_found, LaunchError, Step};
-pub(crate) use restrict::Restrictions;
 
 /// The variable that forces the fork (`BASHTOOLS_LAUNCH=fork`), read when a
 /// `BashTools` is built.
@@ -312,57 +313,6 @@ fn finish(outcome: Result<u32, Refused>, setup: &ChildSetup<'_>) -> io::Result<u
             Err(LaunchError::new(Step::from_u8(f.step), f.errno, setup).into_io())
         }
         Err(Refused::Clone3(errno)) => Err(LaunchError::new(Step::Clone, errno, setup).into_io()),
-    }
-}
-
-/// Reaps a child that reported a failure (it exits at once): the reaper
-/// owns a pid only once its start returns, so nobody else will.
-fn reap_failed(pid: libc::pid_t) {
-    let mut status = 0;
-    // SAFETY: waits for our own child, just made; retried on EINTR.
-    while unsafe { libc::waitpid(pid, &mut status, libc::__WALL) } < 0
-        && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-    {}
-}
-
-/// Blocks every signal on the calling thread until dropped (then restores
-/// its mask): a handler of the host must not run in a child that shares
-/// its memory, or before the child has reset it. The raw call, since
-/// glibc's keeps two signals of its own unblocked.
-struct SignalsBlocked {
-    old: [u64; 1],
-}
-
-impl SignalsBlocked {
-    fn new() -> SignalsBlocked {
-        let all = [u64::MAX];
-        let mut old = [0u64; 1];
-        // SAFETY: both masks are 8 bytes, the size the kernel is told.
-        unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigprocmask,
-                libc::SIG_SETMASK,
-                all.as_ptr(),
-                old.as_mut_ptr(),
-                8usize,
-            )
-        };
-        SignalsBlocked { old }
-    }
-}
-
-impl Drop for SignalsBlocked {
-    fn drop(&mut self) {
-        // SAFETY: as in `new`; restores the mask this thread had.
-        unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigprocmask,
-                libc::SIG_SETMASK,
-                self.old.as_ptr(),
-                std::ptr::null_mut::<u64>(),
-                8usize,
-            )
-        };
     }
 }
 

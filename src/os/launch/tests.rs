@@ -195,7 +195,7 @@ fn a_child_is_born_in_its_cgroup_and_namespace() {
             return;
         }
     };
-    let namespace = super::caps::has_effective(super::caps::CAP_SYS_ADMIN);
+    let namespace = crate::os::sys::has_effective(crate::os::sys::CAP_SYS_ADMIN);
     for via in BOTH {
         let cell = jail.cell().unwrap();
         let dir = cell.open().unwrap();

@@ -1,6 +1,6 @@
 //! The sandbox of commands: a Landlock ruleset (`landlock(7)`) that every
 //! command applies to itself in the child, before its exec
-//! (`launch/restrict.rs`). Its rules are opened once, when the tools are
+//! (`restrict.rs`). Its rules are opened once, when the tools are
 //! built ([`Rules`]); each command's ruleset is made from them as a file
 //! descriptor when it starts, with its own output file added.
 //!
@@ -248,7 +248,7 @@ pub(crate) fn rules(
 
 /// The directories a command may write in: the write roots of `policy`
 /// and the device directories of [`DEVICES`] this machine has. They stay
-/// writable in the read-only view (`launch/view.rs`).
+/// writable in the read-only view (`view.rs`).
 pub(crate) fn writable_dirs(policy: &SandboxPolicy) -> Vec<PathBuf> {
     let devices = DEVICES
         .iter()

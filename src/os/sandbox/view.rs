@@ -18,6 +18,15 @@
 //! clones back onto their paths (`move_mount(2)`). The host keeps the
 //! namespaces open by descriptor; the helper then exits.
 //!
+//! The helper is the one process of ours the launcher (`os::launch`) does
+//! not make, for two reasons. It runs no program: it makes mounts, reports
+//! and waits to be killed, so none of a `ChildSetup`'s steps (session,
+//! descriptors, directory, dispositions, restrictions, `execve`) apply to
+//! it. And the launcher sits above the sandbox — it applies the
+//! restrictions this module builds — so going through it would turn the
+//! order of the two around. A plain `clone(SIGCHLD)` with every signal
+//! blocked, reaped here before `make` returns, is all it needs.
+//!
 //! What a command sees in it: the same paths and files. Writes outside the
 //! write roots fail with `Read-only file system` rather than `Permission
 //! denied`. Without `CAP_SYS_ADMIN` it also runs in the user namespace, in
@@ -44,9 +53,8 @@ use std::path::Path;
 
 use nix::libc;
 
-use super::caps::{has_effective, CAP_SYS_ADMIN};
-use super::child::errno;
-use super::{reap_failed, SignalsBlocked, Step};
+use super::SandboxStep as Step;
+use crate::os::sys::{errno, has_effective, reap_failed, SignalsBlocked, CAP_SYS_ADMIN};
 
 /// `OPEN_TREE_CLONE`, `AT_RECURSIVE`, `MOVE_MOUNT_F_EMPTY_PATH` and
 /// `MOUNT_ATTR_RDONLY` from `<linux/mount.h>`.
@@ -197,7 +205,7 @@ impl View {
 
     /// In the child: enters the view (the user namespace first). The
     /// working directory is the view's root afterwards: `chdir` follows.
-    pub(super) fn enter(&self) -> Result<(), (Step, i32)> {
+    pub(crate) fn enter(&self) -> Result<(), (Step, i32)> {
         if let Some(user) = &self.user {
             // SAFETY: a descriptor of ours; no pointers.
             if unsafe { libc::setns(user.as_raw_fd(), libc::CLONE_NEWUSER) } != 0 {
