@@ -9,8 +9,8 @@ use std::time::Duration;
 use crate::config::{defaults, MonitorOptions, Sandbox, Unattended, Validator};
 use crate::error::Error;
 use crate::limits::Limits;
+use crate::os::files::outdir::OutputDir;
 use crate::os::launch::Via;
-use crate::os::outdir::OutputDir;
 use crate::os::process::RealProcess;
 
 use crate::tasks::Tasks;

@@ -16,7 +16,7 @@ use parking_lot::Mutex;
 
 use super::types::CallError;
 use crate::config::Config;
-use crate::os::outdir::OutputDir;
+use crate::os::files::outdir::OutputDir;
 use crate::os::process::Process;
 use crate::shells::{Ended, Key, Kind, Shell, StopReason, Supervisor};
 use crate::status::TaskStatus;

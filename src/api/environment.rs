@@ -2,7 +2,7 @@
 //! foreground commands exported carries to its next commands.
 //!
 //! A command's record lists the variables it ended with exported
-//! (`os/exports.rs`). Against the environment every command starts from
+//! (`os/bash/exports.rs`). Against the environment every command starts from
 //! (the host's and the configured one: [`base_environment`]), what differs
 //! is the recipient's carried environment — set or unset — and nothing
 //! else: a variable no command changed stays the host's. Values are data
@@ -19,8 +19,8 @@ use std::ffi::{OsStr, OsString};
 use super::core::{Carried, Core, Kept};
 use super::types::NotKept;
 use crate::config::defaults::CARRIED_ENVIRONMENT_LIMIT;
+use crate::os::bash::spawn::base_environment;
 use crate::os::process::is_internal;
-use crate::os::spawn::base_environment;
 
 /// Names bash sets itself in every shell: never a command's change.
 const BASH_OWN: [&str; 4] = ["SHLVL", "PWD", "OLDPWD", "_"];
@@ -54,7 +54,7 @@ impl Core {
         }
         // Not bash's listing (a program wrote to the record too): nothing
         // is known of the command's end, and nothing changes.
-        let Some(exports) = crate::os::exports::parse(&listing) else {
+        let Some(exports) = crate::os::bash::exports::parse(&listing) else {
             return Vec::new();
         };
         let base: HashMap<OsString, OsString> =

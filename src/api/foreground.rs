@@ -210,7 +210,7 @@ impl Core {
             output: rendered.text,
             truncated: rendered.truncated,
             stopped: self.cause(shell.stop_reason()),
-            output_lost: crate::os::outdir::no_space(shell.output()),
+            output_lost: crate::os::files::outdir::no_space(shell.output()),
             cwd_reset: place.reset.clone(),
             usage: shell.usage().unwrap_or_default(),
             not_kept: Vec::new(),

@@ -29,7 +29,7 @@ use crate::caller::Caller;
 use crate::config::Config;
 use crate::error::Error;
 use crate::os::contain::Containment;
-use crate::os::outdir::OutputDir;
+use crate::os::files::outdir::OutputDir;
 use crate::os::process::Process;
 use crate::os::sandbox::SandboxStatus;
 pub(crate) use crate::pending::{Completer, Pending};

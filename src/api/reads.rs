@@ -66,7 +66,7 @@ impl Core {
             output: rendered.text,
             truncated: rendered.truncated,
             stopped: self.cause(reason),
-            output_lost: crate::os::outdir::no_space(&path),
+            output_lost: crate::os::files::outdir::no_space(&path),
             cwd_reset: None,
             usage,
             not_kept: Vec::new(),
@@ -173,8 +173,8 @@ impl Core {
         .map_err(|e| CallError::ReadFailed(e.into()))?;
         self.shells.advance_cursor(key, rendered.consumed);
         // Asked once the shell has ended, when its output is complete.
-        let output_lost =
-            info.status() != TaskStatus::Running && crate::os::outdir::no_space(info.output_file());
+        let output_lost = info.status() != TaskStatus::Running
+            && crate::os::files::outdir::no_space(info.output_file());
         Ok(NewOutput {
             info,
             text: rendered.text,

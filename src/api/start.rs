@@ -262,7 +262,7 @@ impl Core {
                 .any(|(c, v)| c.as_os_str() == k && v.is_none())
         };
         !carried.iter().any(|(k, v)| v.is_some() && code(k))
-            && !crate::os::spawn::base_environment(&self.config)
+            && !crate::os::bash::spawn::base_environment(&self.config)
                 .iter()
                 .any(|(k, _)| code(k) && !unset_by_caller(k))
     }

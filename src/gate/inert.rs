@@ -3,7 +3,7 @@
 //!
 //! The sticky working directory and the kept environment are read from the
 //! shell at its end, by an `EXIT` trap that prints `pwd -P` and
-//! `export -p` into a record (`os/lastdir.rs`). That trap costs every
+//! `export -p` into a record (`os/bash/lastdir.rs`). That trap costs every
 //! command some 0.1-0.2 ms of bash's own time, and its record a memory file
 //! — about a tenth of a `bash -c 'echo hi'`. Most lines an agent runs
 //! (`cargo test`, `git status`, `ls -la src`) cannot change either: they

@@ -36,9 +36,9 @@ use std::time::Duration;
 
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
 
+use crate::os::bash::spawn::{bash_path, cstring, env_strings};
 use crate::os::launch::{self, ChildSetup, Input, Output, Via};
 use crate::os::reaper;
-use crate::os::spawn::{bash_path, cstring, env_strings};
 
 /// The keeper's script: `$1` the output directory, `$2` the grace in ticks
 /// of 50 ms. Then it is told, one line each on its stdin (see [`Told`]):

@@ -22,13 +22,13 @@ use parking_lot::Mutex;
 
 use crate::config::Config;
 use crate::limits::{Limits, Usage};
+pub(crate) use crate::os::bash::lastdir::LastState;
+use crate::os::bash::lastdir::{Record, Startup};
 use crate::os::contain::{Contain, Containment, OnGone};
-pub(crate) use crate::os::lastdir::LastState;
-use crate::os::lastdir::{Record, Startup};
 use crate::os::launch::Via;
 use crate::os::reaper::{self, Exit};
 use crate::os::sandbox::Restrictions;
-use crate::os::{group, spawn};
+use crate::os::{bash::spawn, group};
 
 /// The name the shells give a command: it outlives the command's record,
 /// so what an ended command left running is still reached by it.

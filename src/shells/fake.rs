@@ -9,10 +9,10 @@ use std::time::Instant;
 use nix::sys::signal::Signal;
 use parking_lot::{Condvar, Mutex};
 
+use crate::os::bash::spawn::SpawnSpec;
 use crate::os::contain::{Containment, OnGone};
 use crate::os::process::{EndHook, Key, Process};
 use crate::os::reaper::Exit;
-use crate::os::spawn::SpawnSpec;
 
 /// What a fake process does on SIGTERM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -104,7 +104,7 @@ pub(crate) struct Shell {
     /// types into it).
     pub(super) interactive: bool,
     /// Its output file's registration with the output cap.
-    pub(super) watch: crate::os::cap::Watch,
+    pub(super) watch: crate::os::files::output_cap::Watch,
     /// When it was recorded, and when its leader was reaped.
     pub(super) started: Instant,
     pub(super) ended_at: Option<Instant>,

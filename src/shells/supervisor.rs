@@ -19,10 +19,10 @@ use parking_lot::Mutex;
 
 use super::shell::{Ended, Key, Life, NewShell, Shell, StopReason};
 use super::table::Table;
-use crate::os::outdir::OutputDir;
+use crate::os::files::outdir::OutputDir;
 use crate::os::process::Process;
 use crate::os::terminals::{Terminals, Waited};
-use crate::os::{cap, pty, spawn};
+use crate::os::{bash::spawn, files::output_cap, terminals::pty};
 
 /// Called once when a background shell (not a monitor) has ended.
 pub(crate) type OnEnd = Arc<dyn Fn(Ended) + Send + Sync>;
@@ -58,7 +58,7 @@ pub(crate) struct Stdio {
     pub terminal: Option<(u16, u16)>,
     /// What the command reads on stdin (`None`: `/dev/null`).
     pub stdin: Option<String>,
-    /// Whether the directory it ends in is recorded (see `os/lastdir.rs`);
+    /// Whether the directory it ends in is recorded (see `os/bash/lastdir.rs`);
     /// read back by [`Supervisor::take_last_dir`].
     pub record_end: bool,
 }
@@ -313,7 +313,7 @@ impl Supervisor {
         terminal: Option<(&std::ffi::CStr, Arc<Terminals>)>,
     ) -> std::io::Result<(u32, Option<OwnedFd>)> {
         let me = Arc::downgrade(self);
-        let watch = cap::watch(
+        let watch = output_cap::watch(
             path,
             self.max_output_bytes,
             Box::new(move || {
@@ -353,7 +353,7 @@ impl Supervisor {
             }),
             // The cap stays on while anything the command started can still
             // write its file.
-            Box::new(move || cap::unwatch(watch)),
+            Box::new(move || output_cap::unwatch(watch)),
         )
     }
 
@@ -383,7 +383,7 @@ impl Supervisor {
         self.process.forget_last_state(key);
         let renamed = shell.output.with_file_name(format!("{id}.output"));
         if std::fs::rename(&shell.output, &renamed).is_ok() {
-            cap::renamed(&shell.output, &renamed);
+            output_cap::renamed(&shell.output, &renamed);
             shell.output = renamed;
         }
         let output = shell.output.clone();
@@ -414,8 +414,9 @@ impl Supervisor {
     /// the tidying thread, after the result has gone its way.
     pub(crate) fn retire_output(&self, shell: &Shell) {
         let watch = shell.watch;
-        self.outdir
-            .retire_later(shell.output.clone(), move || cap::release_if_sole(watch));
+        self.outdir.retire_later(shell.output.clone(), move || {
+            output_cap::release_if_sole(watch)
+        });
     }
 
     /// Moves the read cursor of shell `key` on by `by` bytes.

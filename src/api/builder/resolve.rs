@@ -7,7 +7,7 @@ use super::sandbox_setup::resolve_sandbox;
 use super::Builder;
 use crate::config::Config;
 use crate::error::Error;
-use crate::os::outdir::OutputDir;
+use crate::os::files::outdir::OutputDir;
 use crate::tasks::Tasks;
 
 impl Builder {

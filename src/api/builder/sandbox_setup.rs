@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::config::{Sandbox, SandboxPolicy};
 use crate::error::Error;
-use crate::os::outdir::OutputDir;
+use crate::os::files::outdir::OutputDir;
 use crate::os::sandbox::{self, PrepareError, Restrictions, SandboxStatus};
 
 /// The sandbox's directories, resolved, and its private temporary

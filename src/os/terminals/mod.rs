@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use nix::libc;
 use parking_lot::{Condvar, Mutex};
 
+pub(crate) mod pty;
 mod pump;
 use pump::run;
 
@@ -291,7 +292,7 @@ mod tests {
     /// A terminal served by `terms` as key 1, its slave held by the test
     /// (in place of a command), and the file its output goes to.
     fn served(terms: &Terminals) -> (File, File) {
-        let pty = crate::os::pty::open(80, 24).unwrap();
+        let pty = pty::open(80, 24).unwrap();
         let slave = std::fs::OpenOptions::new()
             .read(true)
             .write(true)

@@ -43,7 +43,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use crate::config::Config;
-use crate::os::lastdir::{self, Record, Startup};
+use crate::os::bash::lastdir::{self, Record, Startup};
 use crate::os::launch::{self, ChildSetup, Input, Output, Via};
 use crate::os::sandbox::Restrictions;
 

@@ -34,7 +34,7 @@ use crossbeam_channel::{Receiver, Sender};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
 use parking_lot::Mutex;
 
-use crate::os::outdir::{file_id, open_own, sole_open, FileId};
+use crate::os::files::outdir::{file_id, open_own, sole_open, FileId};
 
 /// The longest a file is left unchecked while it grows; what a command can
 /// write past the cap is at most its write rate times this.
@@ -196,7 +196,7 @@ pub(crate) fn unwatch(watch: Watch) {
         ..
     }) = entry
     {
-        crate::os::reclaim::close(file);
+        crate::os::files::reclaim::close(file);
     }
 }
 

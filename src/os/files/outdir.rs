@@ -3,7 +3,7 @@
 //! Mode 0700 for the directory and 0600 for each file: a command's output can
 //! hold secrets, and other users of the machine must not read it. The
 //! directory is removed when its owner is dropped, or by the keeper when the
-//! owner dies (`keeper.rs`).
+//! owner dies (`os/contain/keeper.rs`).
 //!
 //! The owner holds an exclusive `flock(2)` on its directory for as long as
 //! it lives (the kernel drops it when the process dies, however it dies).
@@ -217,7 +217,7 @@ impl OutputDir {
         if small {
             let _ = std::fs::remove_file(path);
         } else {
-            crate::os::reclaim::remove(path);
+            crate::os::files::reclaim::remove(path);
         }
     }
 
@@ -235,7 +235,7 @@ impl OutputDir {
     ) {
         self.spares.lock().retiring += 1;
         let dir: Weak<OutputDir> = Arc::downgrade(self);
-        crate::os::reclaim::later(move || {
+        crate::os::files::reclaim::later(move || {
             let Some(dir) = dir.upgrade() else {
                 let _ = sole();
                 return;
