@@ -212,3 +212,101 @@ fn modules_depend_only_on_lower_layers() {
         "the scan found too few dependencies: {edges:?}"
     );
 }
+
+/// The rank of each subsystem of `src/os/`; a subsystem may use only those
+/// of a lower rank (`os/mod.rs` says why this order).
+const OS_RANKS: &[(&str, u32)] = &[
+    ("sys", 0),
+    ("sandbox", 1),
+    ("launch", 2),
+    ("reaper", 3),
+    ("files", 3),
+    ("terminals", 3),
+    ("bash", 3),
+    ("contain", 4),
+    ("process", 5),
+];
+
+/// The subsystems named after `crate::os::` in `text` (with the members
+/// of `crate::os::{a, b::c}` groups).
+fn os_paths(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("crate::os::") {
+        rest = &rest[at + "crate::os::".len()..];
+        let ident = |s: &str| -> String {
+            s.trim()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect()
+        };
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            found.extend(group[..end].split(',').map(ident));
+        } else {
+            found.push(ident(rest));
+        }
+    }
+    found.retain(|n| !n.is_empty());
+    found
+}
+
+#[test]
+fn os_subsystems_depend_only_on_lower_ranks() {
+    let os = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join("os");
+    let rank = |m: &str| OS_RANKS.iter().find(|(n, _)| *n == m).map(|&(_, r)| r);
+    let mut all = Vec::new();
+    files(&os, &mut all);
+    let mut wrong = Vec::new();
+    let mut edges = 0;
+    for path in &all {
+        let rel = path.strip_prefix(&os).unwrap();
+        let first = rel.iter().next().unwrap().to_string_lossy().to_string();
+        if first == "mod.rs" {
+            continue;
+        }
+        let from = first.trim_end_matches(".rs").to_string();
+        let from_rank = rank(&from).unwrap_or_else(|| panic!("os/{from} has no rank in OS_RANKS"));
+        let text = std::fs::read_to_string(path).unwrap();
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut targets = os_paths(&code);
+        // A subsystem's own top file reaches its siblings by `super::`.
+        if rel.components().count() == 1 || rel.ends_with("mod.rs") && rel.components().count() == 2
+        {
+            let mut rest = code.as_str();
+            while let Some(at) = rest.find("super::") {
+                rest = &rest[at + "super::".len()..];
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if rank(&name).is_some() {
+                    targets.push(name);
+                }
+            }
+        }
+        for to in targets {
+            if to == from {
+                continue;
+            }
+            let to_rank = rank(&to).unwrap_or_else(|| panic!("os/{to} has no rank in OS_RANKS"));
+            edges += 1;
+            if to_rank >= from_rank {
+                wrong.push(format!(
+                    "os/{}: {from} (rank {from_rank}) uses {to} (rank {to_rank})",
+                    rel.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "os subsystems that do not depend downwards:\n{}",
+        wrong.join("\n")
+    );
+    assert!(edges > 20, "the scan found too few dependencies: {edges}");
+}

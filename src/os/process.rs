@@ -10,7 +10,7 @@
 //! KILL, one end notice when stop and exit race, `stop_all` — is checked
 //! without timing luck.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -24,15 +24,13 @@ use crate::config::Config;
 use crate::limits::{Limits, Usage};
 pub(crate) use crate::os::bash::lastdir::LastState;
 use crate::os::bash::lastdir::{Record, Startup};
+use crate::os::bash::spawn;
 use crate::os::contain::{Contain, Containment, OnGone};
 use crate::os::launch::Via;
 use crate::os::reaper::{self, Exit};
 use crate::os::sandbox::Restrictions;
-use crate::os::{bash::spawn, group};
 
-/// The name the shells give a command: it outlives the command's record,
-/// so what an ended command left running is still reached by it.
-pub(crate) type Key = u64;
+pub(crate) use crate::os::contain::Key;
 
 /// Whether `name` is one of the crate's own variables (the containment's
 /// mark, the user's `BASH_ENV` kept aside), which no command's environment
@@ -113,20 +111,6 @@ pub(crate) struct RealProcess {
     /// The record of each command started with `record_end` and not yet
     /// asked.
     records: Mutex<HashMap<Key, Arc<Record>>>,
-}
-
-/// Where the commands of some keys are, for signalling and waiting.
-#[derive(Default)]
-struct Targets {
-    /// Sessions (= groups) of commands held by their session.
-    sessions: HashSet<u32>,
-    /// Unreaped leaders of commands held in a cgroup: signalled alone,
-    /// through the reaper.
-    leaders: HashSet<u32>,
-    /// Commands held in a cgroup.
-    cells: Vec<Key>,
-    /// Which key each session and cell is.
-    owners: Vec<(Key, Option<u32>)>,
 }
 
 impl RealProcess {
@@ -237,39 +221,12 @@ impl RealProcess {
         Ok((pid, pidfd))
     }
 
-    fn targets(&self, keys: &[Key]) -> Targets {
-        // Only the pids of `keys`: the cost of a stop follows what it stops,
-        // not how many commands run.
-        let pids: Vec<Option<u32>> = {
-            let running = self.running.lock();
-            keys.iter().map(|k| running.get(k).copied()).collect()
-        };
-        let mut t = Targets::default();
-        let mut ended_sessions = Vec::new();
-        for (&key, pid) in keys.iter().zip(pids) {
-            let in_cell = self.contain.in_cell(key);
-            match (pid.as_ref(), in_cell) {
-                (Some(&pid), true) => {
-                    t.leaders.insert(pid);
-                    t.cells.push(key);
-                    t.owners.push((key, None));
-                }
-                (Some(&pid), false) => {
-                    t.sessions.insert(pid);
-                    t.owners.push((key, Some(pid)));
-                }
-                (None, true) => {
-                    t.cells.push(key);
-                    t.owners.push((key, None));
-                }
-                (None, false) => ended_sessions.push(key),
-            }
-        }
-        for (key, sid) in self.contain.lingering_sessions(&ended_sessions) {
-            t.sessions.insert(sid);
-            t.owners.push((key, Some(sid)));
-        }
-        t
+    /// The leader's pid of each of `keys` while it is unreaped.
+    fn leaders(&self, keys: &[Key]) -> Vec<Option<u32>> {
+        // Only the pids of `keys`: the cost of a stop follows what it
+        // stops, not how many commands run.
+        let running = self.running.lock();
+        keys.iter().map(|k| running.get(k).copied()).collect()
     }
 }
 
@@ -307,60 +264,12 @@ impl Process for RealProcess {
         started
     }
 
-    /// Sessions: through the reaper while the leader is unreaped (a pid we
-    /// own cannot have been recycled), else only while a live member still
-    /// carries the owner's mark (the number may have been given out again);
-    /// and every member that left the group but not the session — one
-    /// `/proc` scan for all the sessions (`group::signal_sessions`). Cells:
-    /// every member, the unreaped leader through the reaper.
     fn signal(&self, keys: &[Key], signals: &[Signal]) {
-        let t = self.targets(keys);
-        let owned: HashSet<u32> = t
-            .sessions
-            .iter()
-            .copied()
-            .filter(|&sid| {
-                reaper::get().is_some_and(|r| signals.iter().all(|&s| r.signal_group(sid, s)))
-            })
-            .collect();
-        if !t.sessions.is_empty() {
-            group::signal_sessions(&t.sessions, &owned, signals, self.contain.mark_entry());
-        }
-        self.contain.mark_stopped(&t.cells);
-        for &signal in signals {
-            if let Some(reaper) = reaper::get() {
-                for &pid in &t.leaders {
-                    reaper.signal_leader(pid, signal);
-                }
-            }
-            if signal == Signal::SIGKILL {
-                self.contain.kill(&t.cells);
-            } else {
-                self.contain.signal(&t.cells, signal, &t.leaders);
-            }
-        }
+        self.contain.signal(keys, &self.leaders(keys), signals);
     }
 
     fn wait_gone(&self, keys: &[Key], deadline: Option<Instant>) -> Vec<Key> {
-        let t = self.targets(keys);
-        let left_sessions = group::wait_gone(&t.sessions, deadline);
-        // A cell's wait needs a deadline; "none" is as far as an Instant goes.
-        let far = deadline.unwrap_or_else(|| {
-            crate::deadline::saturating_add(Instant::now(), std::time::Duration::MAX)
-        });
-        let left_cells = self.contain.wait_gone(&t.cells, far);
-        let mut left: Vec<Key> = t
-            .owners
-            .iter()
-            .filter(|(k, sid)| match sid {
-                Some(sid) => left_sessions.contains(sid),
-                None => left_cells.contains(k),
-            })
-            .map(|&(k, _)| k)
-            .collect();
-        left.sort_unstable();
-        left.dedup();
-        left
+        self.contain.wait_gone(keys, &self.leaders(keys), deadline)
     }
 
     fn release(&self, keys: &[Key]) {

@@ -2,6 +2,7 @@
 //! cell, kept for the next command or removed once nothing of it can run.
 
 use super::*;
+use crate::limits::Usage;
 
 /// What is left to do once a leader has ended: remove its cell if it is
 /// empty, and run its `on_gone` if nothing of it can run any more.
@@ -26,17 +27,10 @@ impl LeaderEnded {
     /// it may take others).
     pub(crate) fn finish(mut self) {
         if let Some(mut entry) = self.gone.take() {
-            let ended = Hold::Session {
-                sid: 0,
-                exited: true,
-            };
-            if let Hold::Cell { cell, stopped, .. } = std::mem::replace(&mut entry.hold, ended) {
-                // A stopped command's cell is never reused (see `Hold`).
-                let room = self
-                    .spare
-                    .as_ref()
-                    .filter(|s| !stopped && s.lock().len() < SPARE_CELLS);
-                let mut cell = cell;
+            let hold = std::mem::replace(&mut entry.hold, Hold::in_session());
+            // A stopped command's cell is never reused (see `CellHold`).
+            if let Some(mut cell) = hold.into_reusable_cell() {
+                let room = self.spare.as_ref().filter(|s| s.lock().len() < SPARE_CELLS);
                 match room.filter(|_| cell.reopen().is_ok()) {
                     Some(spare) => keep_or_remove(spare, cell),
                     None => {

@@ -7,67 +7,61 @@ use std::time::Instant;
 
 use nix::sys::signal::Signal;
 
-use super::{Contain, Entry, Hold};
-use crate::os::cgroup::Cell;
-use crate::os::group;
+use super::{Contain, Entry, Hold, Key};
+use crate::os::contain::cgroup::Cell;
+use crate::os::contain::group;
 
 impl Contain {
     /// Whether `key`'s leader has ended while processes it started still run.
-    pub(crate) fn lingers(&self, key: u64) -> bool {
+    pub(crate) fn lingers(&self, key: Key) -> bool {
         let holds = self.holds.lock();
-        match holds.by_key.get(&key).map(|e| &e.hold) {
-            Some(Hold::Cell {
-                cell, exited: true, ..
-            }) => cell.populated(),
-            Some(&Hold::Session { sid, exited: true }) if sid != 0 => {
-                drop(holds);
-                !group::lingering(&[sid].into(), &self.mark_entry).is_empty()
-            }
-            _ => false,
+        let Some(hold) = holds.by_key.get(&key).map(|e| &e.hold) else {
+            return false;
+        };
+        if let Some(lingers) = hold.cell_lingers() {
+            return lingers;
         }
+        let Some(sid) = hold.ended_session() else {
+            return false;
+        };
+        drop(holds);
+        !group::lingering(&[sid].into(), &self.mark_entry).is_empty()
     }
 
     /// Keys whose leader has ended and which may still hold processes.
-    pub(crate) fn lingering_keys(&self) -> Vec<u64> {
+    pub(crate) fn lingering_keys(&self) -> Vec<Key> {
         self.holds
             .lock()
             .by_key
             .iter()
-            .filter(|(_, e)| {
-                matches!(
-                    e.hold,
-                    Hold::Cell { exited: true, .. } | Hold::Session { exited: true, .. }
-                )
-            })
+            .filter(|(_, e)| e.hold.exited())
             .map(|(&k, _)| k)
             .collect()
     }
 
     /// Whether `key` is held in a cell (its processes are then signalled
     /// and waited for here, not by session).
-    pub(crate) fn in_cell(&self, key: u64) -> bool {
-        matches!(
-            self.holds.lock().by_key.get(&key).map(|e| &e.hold),
-            Some(Hold::Cell { .. })
-        )
+    pub(super) fn in_cell(&self, key: Key) -> bool {
+        self.holds
+            .lock()
+            .by_key
+            .get(&key)
+            .is_some_and(|e| !e.hold.is_session())
     }
 
     /// `NAME=VALUE` of the owner's mark, as `/proc/PID/environ` shows it.
-    pub(crate) fn mark_entry(&self) -> &[u8] {
+    pub(super) fn mark_entry(&self) -> &[u8] {
         &self.mark_entry
     }
 
     /// The sessions of ended leaders among `keys` that still have members
     /// (not recycled: see `group::lingering`), with their keys: one `/proc`
     /// scan for all of them.
-    pub(crate) fn lingering_sessions(&self, keys: &[u64]) -> Vec<(u64, u32)> {
-        let sids: Vec<(u64, u32)> = {
+    pub(super) fn lingering_sessions(&self, keys: &[Key]) -> Vec<(Key, u32)> {
+        let sids: Vec<(Key, u32)> = {
             let holds = self.holds.lock();
             keys.iter()
-                .filter_map(|&k| match holds.by_key.get(&k).map(|e| &e.hold) {
-                    Some(&Hold::Session { sid, exited: true }) if sid != 0 => Some((k, sid)),
-                    _ => None,
-                })
+                .filter_map(|&k| Some((k, holds.by_key.get(&k)?.hold.ended_session()?)))
                 .collect()
         };
         if sids.is_empty() {
@@ -83,31 +77,25 @@ impl Contain {
     /// its cell instead of handing it to the next command. Marked after
     /// the signal, as it once was, a loaded machine let the reaper win:
     /// the stopped cell became a later command's.
-    pub(crate) fn mark_stopped(&self, keys: &[u64]) {
+    pub(super) fn mark_stopped(&self, keys: &[Key]) {
         let mut holds = self.holds.lock();
         for k in keys {
-            if let Some(Hold::Cell { stopped, .. }) = holds.by_key.get_mut(k).map(|e| &mut e.hold) {
-                *stopped = true;
+            if let Some(entry) = holds.by_key.get_mut(k) {
+                entry.hold.stop_cell();
             }
         }
     }
 
     /// Sends `signal` to every member of the cells of `keys` except the
     /// pids in `skip` (leaders, which their reaper signals alone).
-    pub(crate) fn signal(&self, keys: &[u64], signal: Signal, skip: &HashSet<u32>) {
+    pub(super) fn signal_cells(&self, keys: &[Key], signal: Signal, skip: &HashSet<u32>) {
         let cells: Vec<Cell> = {
             let mut holds = self.holds.lock();
             keys.iter()
-                .filter_map(|k| match holds.by_key.get_mut(k).map(|e| &mut e.hold) {
-                    // Marked while the lock is held: its leader's exit,
-                    // which takes the same lock, then removes the cell
-                    // instead of handing it to the next command.
-                    Some(Hold::Cell { cell, stopped, .. }) => {
-                        *stopped = true;
-                        Some(cell.clone_ref())
-                    }
-                    _ => None,
-                })
+                // Marked while the lock is held: its leader's exit, which
+                // takes the same lock, then removes the cell instead of
+                // handing it to the next command.
+                .filter_map(|k| Some(holds.by_key.get_mut(k)?.hold.stop_cell()?.clone_ref()))
                 .collect()
         };
         for cell in cells {
@@ -116,13 +104,10 @@ impl Contain {
     }
 
     /// SIGKILL to every member of the cells of `keys`.
-    pub(crate) fn kill(&self, keys: &[u64]) {
+    pub(super) fn kill_cells(&self, keys: &[Key]) {
         let mut holds = self.holds.lock();
         for k in keys {
-            if let Some(Hold::Cell { cell, stopped, .. }) =
-                holds.by_key.get_mut(k).map(|e| &mut e.hold)
-            {
-                *stopped = true;
+            if let Some(cell) = holds.by_key.get_mut(k).and_then(|e| e.hold.stop_cell()) {
                 cell.kill();
             }
         }
@@ -131,14 +116,11 @@ impl Contain {
     /// Waits until the cells of `keys` are empty or `deadline` passes;
     /// returns the keys whose cells are not. The lock is not held while
     /// waiting: the cells' events files are opened first.
-    pub(crate) fn wait_gone(&self, keys: &[u64], deadline: Instant) -> Vec<u64> {
-        let dirs: Vec<(u64, Cell)> = {
+    pub(super) fn wait_cells_gone(&self, keys: &[Key], deadline: Instant) -> Vec<Key> {
+        let dirs: Vec<(Key, Cell)> = {
             let holds = self.holds.lock();
             keys.iter()
-                .filter_map(|&k| match holds.by_key.get(&k).map(|e| &e.hold) {
-                    Some(Hold::Cell { cell, .. }) => Some((k, cell.clone_ref())),
-                    _ => None,
-                })
+                .filter_map(|&k| Some((k, holds.by_key.get(&k)?.hold.cell()?)))
                 .collect()
         };
         let cells: Vec<&Cell> = dirs.iter().map(|(_, c)| c).collect();
@@ -150,20 +132,14 @@ impl Contain {
 
     /// Forgets the cells of `keys` that are empty and whose leader has been
     /// reaped, and removes them; forgets ended sessions among `keys`.
-    pub(crate) fn release(&self, keys: &[u64]) {
+    pub(crate) fn release(&self, keys: &[Key]) {
         let mut gone = Vec::new();
         let mut holds = self.holds.lock();
         for k in keys {
-            let done = match holds.by_key.get(k).map(|e| &e.hold) {
-                Some(Hold::Cell {
-                    cell, exited: true, ..
-                }) => cell.remove().is_ok(),
-                Some(Hold::Session { exited: true, .. }) => true,
-                _ => false,
-            };
+            let done = holds.by_key.get(k).is_some_and(|e| e.hold.release());
             if done {
                 if let Some(entry) = holds.by_key.remove(k) {
-                    if let Hold::Session { .. } = entry.hold {
+                    if entry.hold.is_session() {
                         holds.ended_sessions = holds.ended_sessions.saturating_sub(1);
                     }
                     gone.push(entry);
@@ -176,12 +152,7 @@ impl Contain {
 
     /// Removes the cells that emptied since their leader ended.
     pub(super) fn prune_cells(&self) {
-        let gone = self.take(|h| match h {
-            Hold::Cell {
-                cell, exited: true, ..
-            } => !cell.populated() && cell.remove().is_ok(),
-            _ => false,
-        });
+        let gone = self.take(Hold::prune_cell);
         drop(gone);
     }
 
@@ -192,22 +163,18 @@ impl Contain {
             holds
                 .by_key
                 .values()
-                .filter_map(|e| match e.hold {
-                    Hold::Session { sid, exited: true } => Some(sid),
-                    _ => None,
-                })
+                .filter_map(|e| e.hold.ended_session())
                 .collect()
         };
         let live = group::lingering(&ended, &self.mark_entry);
-        let gone = self.take(|h| match *h {
-            Hold::Session { sid, exited: true } => !live.contains(&sid),
-            _ => false,
+        let gone = self.take(|h| {
+            h.is_session() && h.exited() && h.ended_session().map_or(true, |s| !live.contains(&s))
         });
         let mut holds = self.holds.lock();
         let left = holds
             .by_key
             .values()
-            .filter(|e| matches!(e.hold, Hold::Session { exited: true, .. }))
+            .filter(|e| e.hold.is_session() && e.hold.exited())
             .count();
         holds.ended_sessions = left;
         holds.after_prune = left;
@@ -219,7 +186,7 @@ impl Contain {
     /// their `on_gone` run) outside the lock.
     pub(super) fn take(&self, mut done: impl FnMut(&Hold) -> bool) -> Vec<Entry> {
         let mut holds = self.holds.lock();
-        let keys: Vec<u64> = holds
+        let keys: Vec<Key> = holds
             .by_key
             .iter()
             .filter(|(_, e)| done(&e.hold))

@@ -317,4 +317,4 @@ fn finish(outcome: Result<u32, Refused>, setup: &ChildSetup<'_>) -> io::Result<u
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,23 +1,22 @@
 //! The launcher on real processes, each way: what a child gets, and what a
 //! failed step reports. (What a command sees through the whole crate is in
-//! `tests/launcher.rs`.)
+//! `tests/launcher.rs`; being born in a cgroup is tested with the cells, in
+//! `os::contain::cgroup`.) The helpers are shared with those tests.
 
 use std::ffi::CString;
 use std::fs::File;
 use std::os::fd::AsFd;
-use std::os::unix::ffi::OsStrExt;
 
 use super::*;
-use crate::os::cgroup::Jail;
 
-const BOTH: [Via; 2] = [Via::Clone3, Via::Fork];
+pub(crate) const BOTH: [Via; 2] = [Via::Clone3, Via::Fork];
 
 fn c(s: &str) -> CString {
     CString::new(s).unwrap()
 }
 
 /// `/bin/sh -c SCRIPT` in `/`, output to `out`, environment empty.
-fn sh<'a>(script: &str, out: &'a File) -> ChildSetup<'a> {
+pub(crate) fn sh<'a>(script: &str, out: &'a File) -> ChildSetup<'a> {
     ChildSetup::new(
         c("/bin/sh"),
         vec![c("sh"), c("-c"), c(script)],
@@ -32,7 +31,7 @@ fn sh<'a>(script: &str, out: &'a File) -> ChildSetup<'a> {
 }
 
 /// Waits for `pid`, this test's own child; its exit code.
-fn wait(pid: u32) -> i32 {
+pub(crate) fn wait(pid: u32) -> i32 {
     let mut status = 0;
     // SAFETY: waits for a child of this test.
     assert_eq!(
@@ -43,17 +42,17 @@ fn wait(pid: u32) -> i32 {
 }
 
 /// A scratch file, removed on drop.
-struct Scratch(std::path::PathBuf);
+pub(crate) struct Scratch(std::path::PathBuf);
 impl Scratch {
-    fn new(name: &str) -> Scratch {
+    pub(crate) fn new(name: &str) -> Scratch {
         Scratch(
             std::env::temp_dir().join(format!("bashtools-launch-{}-{name}", std::process::id())),
         )
     }
-    fn create(&self) -> File {
+    pub(crate) fn create(&self) -> File {
         File::create(&self.0).unwrap()
     }
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         std::fs::read_to_string(&self.0).unwrap()
     }
 }
@@ -180,48 +179,6 @@ fn a_source_descriptor_that_is_another_target_is_not_overwritten() {
         drop(setup);
         assert_eq!(out.text(), "out\n/dev/zero\n", "{via:?}");
     }
-}
-
-#[test]
-fn a_child_is_born_in_its_cgroup_and_namespace() {
-    let jail = match Jail::create(&|_| ()) {
-        Ok(j) => j,
-        Err(e) => {
-            eprintln!("SKIP: no cgroup can be made here ({e}): the cgroup step is not tried");
-            assert!(
-                std::env::var_os("BASHTOOLS_TEST_REQUIRE_CGROUP").is_none(),
-                "cgroups are required here"
-            );
-            return;
-        }
-    };
-    let namespace = crate::os::sys::has_effective(crate::os::sys::CAP_SYS_ADMIN);
-    for via in BOTH {
-        let cell = jail.cell().unwrap();
-        let dir = cell.open().unwrap();
-        let out = Scratch::new("cgroup");
-        let file = out.create();
-        let setup = sh("cat /proc/self/cgroup; echo $$", &file).cgroup(dir.as_fd(), namespace);
-        let pid = launch(&setup, via).unwrap();
-        assert_eq!(wait(pid), 0);
-        let text = out.text();
-        let line = text.lines().find(|l| l.starts_with("0::")).unwrap();
-        if namespace {
-            assert_eq!(line, "0::/", "{via:?}: rooted at its cell: {text}");
-        } else {
-            eprintln!("no CAP_SYS_ADMIN: no cgroup namespace is asked for");
-            assert!(line.ends_with(&format!("/{}", cell_name(&cell))), "{text}");
-        }
-        drop(setup);
-        drop(dir);
-        cell.remove().unwrap();
-    }
-    jail.destroy(std::time::Instant::now() + std::time::Duration::from_secs(5));
-}
-
-fn cell_name(cell: &crate::os::cgroup::Cell) -> String {
-    let dir = cell.path().file_name().unwrap();
-    String::from_utf8_lossy(dir.as_bytes()).into_owned()
 }
 
 #[test]

@@ -1,6 +1,9 @@
 //! The reaper: one thread per process that collects the exits of the
 //! processes we started (contract §2).
 //!
+//! **Entry point:** [`init`], which starts the thread once and returns it;
+//! a start goes through [`Reaper::spawn`], so no exit is missed.
+//!
 //! Each child we start is handed over with a pidfd of it (`pidfd_open(2)`),
 //! registered in one `epoll(7)` set. A pidfd becomes readable when its
 //! process exits, so the thread learns *which* child ended and reaps that

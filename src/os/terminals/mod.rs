@@ -2,6 +2,9 @@
 //! it copies what each terminal's programs print into that shell's output
 //! file, and types what `write_stdin` sends into the terminal.
 //!
+//! **Entry point:** [`Terminals`], one per `BashTools`; a new terminal is
+//! opened with `pty::open` and handed to it.
+//!
 //! One thread for all of them, not one per shell: it sleeps in `poll(2)` on
 //! every master and an `eventfd(2)` that wakes it when a terminal is added,
 //! input is queued, a drain is asked for, or the thread is to end.

@@ -1,10 +1,21 @@
 //! Containment of one owner's commands: each command in a cgroup of its own
-//! where cgroups can be made (`cgroup.rs`), else in a session of its own
+//! where cgroups can be made (`cgroup/`), else in a session of its own
 //! (`group.rs`); and what a command leaves running after its leader exits
 //! (a lingering tree) is remembered for as long as it runs, so stopping
 //! every shell also stops it, however many commands ran since.
 //!
-//! The owner names its commands by a key of its own; this module keeps,
+//! **Entry point:** [`Contain`], one per owner: [`Contain::enter`] before a
+//! command starts, [`Contain::leader_exited`] when its leader is reaped,
+//! [`Contain::signal`] and [`Contain::wait_gone`] to stop it.
+//!
+//! Inside: the two ways a command is held, matched in one place
+//! (`hold/`: `cell.rs`, `session.rs`); cgroups v2 and v1 (`cgroup/`, with
+//! the mount parsing both share in `mounts.rs`); the budgets of each cell
+//! (`budget/`); what is reached of ended commands (`reach.rs`) and how they
+//! are stopped (`stop.rs`); what is left once a leader ends (`ended.rs`);
+//! and the keeper process that cleans up if the owner dies (`keeper.rs`).
+//!
+//! The owner names its commands by a [`Key`] of its own; this module keeps,
 //! per key, where the command is held. A cell is forgotten once it is empty
 //! and its leader reaped, so memory follows the live processes. A session's
 //! emptiness costs a `/proc` scan, so ended sessions are pruned in batches,
@@ -19,10 +30,10 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::limits::{Limits, Usage};
-use crate::os::budget::{Budget, CellSet};
-use crate::os::cgroup::Jail;
-use crate::os::keeper::{Keeper, Told};
+use crate::limits::Limits;
+use crate::os::contain::budget::{Budget, CellSet};
+use crate::os::contain::cgroup::Jail;
+use crate::os::contain::keeper::{Keeper, Told};
 use crate::os::launch::Via;
 use crate::os::reaper::Rusage;
 use crate::os::sys;
@@ -46,6 +57,10 @@ pub enum Containment {
 /// read when a `BashTools` is built.
 pub(crate) const MODE_VAR: &str = "BASHTOOLS_CONTAINMENT";
 
+/// The name the shells give a command: it outlives the command's record,
+/// so what an ended command left running is still reached by it.
+pub(crate) type Key = u64;
+
 /// Runs once a command is forgotten: nothing of it can run any more.
 pub(crate) type OnGone = Box<dyn FnOnce() + Send>;
 
@@ -61,24 +76,6 @@ impl Drop for Entry {
             f();
         }
     }
-}
-
-/// Where one command is held.
-enum Hold {
-    /// Its cgroup; `exited` once its leader is reaped; `stopped` once a
-    /// stop has signalled it (TERM, CONT) or written `cgroup.kill`: such a
-    /// cell is never reused. A signal is sent to the members listed in
-    /// `cgroup.procs` after the lock is let go, so it may land after the
-    /// leader's exit — in whatever command a reused cell would hold by
-    /// then; and a process put in a cell the kernel still kills in would
-    /// be killed too.
-    Cell {
-        cell: CellSet,
-        exited: bool,
-        stopped: bool,
-    },
-    /// Its session id (= group id = leader pid; 0 until spawned).
-    Session { sid: u32, exited: bool },
 }
 
 /// What a spawn needs to put the command where it is held: its cell,
@@ -125,7 +122,7 @@ pub(crate) const MARK_VAR: &str = "BASHTOOLS_OWNER";
 
 #[derive(Default)]
 struct Holds {
-    by_key: HashMap<u64, Entry>,
+    by_key: HashMap<Key, Entry>,
     /// Ended sessions, and how many were left after the last prune.
     ended_sessions: usize,
     after_prune: usize,
@@ -234,7 +231,7 @@ impl Contain {
     /// left) leaves this command to its session, without the default
     /// process limit; a limit asked for (by the builder or the command)
     /// makes that an error instead.
-    pub(crate) fn enter(&self, key: u64, over: Option<&Limits>) -> std::io::Result<Entering> {
+    pub(crate) fn enter(&self, key: Key, over: Option<&Limits>) -> std::io::Result<Entering> {
         let limits = self.budget.resolve(over)?;
         self.prune_cells();
         let spare = self.spare.lock().pop();
@@ -274,11 +271,7 @@ impl Contain {
                 holds.by_key.insert(
                     key,
                     Entry {
-                        hold: Hold::Cell {
-                            cell,
-                            exited: false,
-                            stopped: false,
-                        },
+                        hold: Hold::in_cell(cell),
                         on_gone: None,
                     },
                 );
@@ -288,10 +281,7 @@ impl Contain {
                 holds.by_key.insert(
                     key,
                     Entry {
-                        hold: Hold::Session {
-                            sid: 0,
-                            exited: false,
-                        },
+                        hold: Hold::in_session(),
                         on_gone: None,
                     },
                 );
@@ -321,23 +311,16 @@ impl Contain {
     }
 
     /// Command `key` was spawned as `pid`.
-    pub(crate) fn spawned(&self, key: u64, pid: u32) {
-        if let Some(Hold::Session { sid, .. }) =
-            self.holds.lock().by_key.get_mut(&key).map(|e| &mut e.hold)
-        {
-            *sid = pid;
+    pub(crate) fn spawned(&self, key: Key, pid: u32) {
+        if let Some(entry) = self.holds.lock().by_key.get_mut(&key) {
+            entry.hold.spawned(pid);
         }
     }
 
     /// The spawn of `key` failed: nothing of it runs.
-    pub(crate) fn forget(&self, key: u64) {
-        let entry = self.holds.lock().by_key.remove(&key);
-        if let Some(Entry {
-            hold: Hold::Cell { cell, .. },
-            ..
-        }) = &entry
-        {
-            let _ = cell.remove();
+    pub(crate) fn forget(&self, key: Key) {
+        if let Some(entry) = self.holds.lock().by_key.remove(&key) {
+            let _ = entry.hold.abandon();
         }
     }
 
@@ -347,12 +330,7 @@ impl Contain {
     /// gone. The command's state is recorded here; the removal of an empty
     /// cell waits for [`LeaderEnded::finish`], so whoever waits for the
     /// exit can be woken first.
-    pub(crate) fn leader_exited(&self, key: u64, on_gone: OnGone, leader: Rusage) -> LeaderEnded {
-        let by_leader = Usage {
-            cpu: Some(leader.cpu),
-            peak_memory: Some(leader.max_rss),
-            ..Usage::default()
-        };
+    pub(crate) fn leader_exited(&self, key: Key, on_gone: OnGone, leader: Rusage) -> LeaderEnded {
         let mut holds = self.holds.lock();
         let Some(entry) = holds.by_key.get_mut(&key) else {
             drop(holds);
@@ -360,31 +338,12 @@ impl Contain {
                 gone: None,
                 on_gone: Some(on_gone),
                 spare: None,
-                cost: by_leader,
+                cost: hold::leader_cost(leader),
             };
         };
         entry.on_gone = Some(on_gone);
-        let mut cost = by_leader;
-        let (lingers, session) = match &mut entry.hold {
-            Hold::Cell {
-                cell,
-                exited,
-                stopped,
-            } => {
-                *exited = true;
-                cost = cell.cost(&self.budget, leader);
-                // A cell whose command hit a limit (or whose counters
-                // cannot be reset) is not reused.
-                *stopped |= !cell.reusable(&self.budget);
-                (cell.populated(), false)
-            }
-            // Unknown without a scan: kept until the next prune.
-            Hold::Session { exited, .. } => {
-                *exited = true;
-                (true, true)
-            }
-        };
-        if session {
+        let (cost, lingers) = entry.hold.leader_exited(&self.budget, leader);
+        if entry.hold.is_session() {
             holds.ended_sessions += 1;
         }
         let gone = (!lingers).then(|| holds.by_key.remove(&key)).flatten();
@@ -450,8 +409,16 @@ impl Drop for Contain {
     }
 }
 
+pub(crate) mod budget;
+pub(crate) mod cgroup;
 mod ended;
+pub(crate) mod group;
+mod hold;
+pub(crate) mod keeper;
 mod reach;
+mod stop;
+
+use hold::Hold;
 
 use ended::keep_or_remove;
 pub(crate) use ended::LeaderEnded;

@@ -36,6 +36,7 @@ use std::time::Duration;
 
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
 
+use super::cgroup::CELL_PREFIX;
 use crate::os::bash::spawn::{bash_path, cstring, env_strings};
 use crate::os::launch::{self, ChildSetup, Input, Output, Via};
 use crate::os::reaper;
@@ -48,8 +49,12 @@ use crate::os::reaper;
 /// process of the owner's commands (`mark NAME=VALUE`). A directory told
 /// may never have been made (the owner died first, or could not): every
 /// use of one checks it is there.
+///
+/// Its arguments: the output directory, the grace in ticks of 50 ms, and
+/// the prefix of a cell's name ([`CELL_PREFIX`], the one the jail names
+/// its cells with), which tells a cell from anything else in the jail.
 const SCRIPT: &str = r#"
-out=$1 ticks=$2 jail= mark=
+out=$1 ticks=$2 cell=$3 jail= mark=
 v1s=()
 # What to clean up, told before it is made; EOF means the owner is gone.
 while IFS= read -r line; do
@@ -92,7 +97,7 @@ left() { populated || marked_alive; }
 signal() {
     local f p
     if [ -n "$jail" ]; then
-        for f in "$jail"/run-*/cgroup.procs; do
+        for f in "$jail/$cell"*/cgroup.procs; do
             [ -e "$f" ] || continue
             while read -r p; do kill "-$1" "$p" 2>/dev/null; done < "$f"
         done
@@ -126,7 +131,7 @@ fi
 remove() {
     local i=0 d
     while [ -d "$1" ] && [ $i -lt 40 ]; do
-        for d in "$1"/run-*/; do [ -d "$d" ] && rmdir "$d"; done 2>/dev/null
+        for d in "$1/$cell"*/; do [ -d "$d" ] && rmdir "$d"; done 2>/dev/null
         rmdir "$1" 2>/dev/null && return 0
         read -r -t 0.05 -u 3; i=$((i + 1))
     done
@@ -211,6 +216,7 @@ fn command(outdir: &Path, grace: Duration) -> io::Result<(Vec<CString>, Vec<CStr
         OsStr::new("bashtools-keeper"),
         outdir.as_os_str(),
         OsStr::new(&ticks),
+        OsStr::new(CELL_PREFIX),
     ]
     .into_iter()
     .map(|a| cstring(a.as_bytes()))

@@ -73,7 +73,7 @@ impl CellSet {
         }
         for c in &mut self.v1 {
             if c.procs.is_none() {
-                c.procs = Some(crate::os::cgroup_v1::open_procs(&c.dir)?);
+                c.procs = Some(crate::os::contain::cgroup::v1::open_procs(&c.dir)?);
             }
         }
         Ok(())

@@ -17,6 +17,8 @@ use std::io;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
+use super::mounts::{self, own_cgroup, Hierarchy};
+
 /// A controller a budget uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Controller {
@@ -38,45 +40,6 @@ impl Controller {
     }
 }
 
-/// This process's cgroup in the v1 hierarchy of `controller`, if one is
-/// mounted.
-pub(crate) fn own_cgroup(controller: Controller) -> Option<PathBuf> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    locate(&mountinfo, &cgroups, controller.name())
-}
-
-/// The directory of our cgroup of `controller`, from the text of
-/// `mountinfo` and `/proc/self/cgroup`.
-fn locate(mountinfo: &str, cgroups: &str, controller: &str) -> Option<PathBuf> {
-    let (root, mountpoint) = mountinfo.lines().find_map(|l| v1_mount(l, controller))?;
-    let path = cgroups.lines().find_map(|l| {
-        let mut parts = l.splitn(3, ':');
-        let (_, list, path) = (parts.next()?, parts.next()?, parts.next()?);
-        list.split(',').any(|c| c == controller).then_some(path)
-    })?;
-    let rel = path.strip_prefix(root.as_str()).unwrap_or(path);
-    Some(mountpoint.join(rel.trim_start_matches('/')))
-}
-
-/// (root, mount point) of a `mountinfo` line of a v1 hierarchy that has
-/// `controller` among its super options.
-fn v1_mount(line: &str, controller: &str) -> Option<(String, PathBuf)> {
-    let (fields, rest) = line.split_once(" - ")?;
-    let mut after = rest.split_whitespace();
-    if after.next()? != "cgroup" {
-        return None;
-    }
-    let options = after.nth(1)?;
-    if !options.split(',').any(|o| o == controller) {
-        return None;
-    }
-    let mut f = fields.split_whitespace();
-    let root = super::cgroup::unescape(f.nth(3)?);
-    let mountpoint = super::cgroup::unescape(f.next()?);
-    Some((root, PathBuf::from(mountpoint)))
-}
-
 /// One owner's directory in the v1 hierarchy of one controller.
 #[derive(Debug)]
 pub(crate) struct V1Jail {
@@ -91,7 +54,7 @@ impl V1Jail {
         name: &str,
         before: &dyn Fn(&Path),
     ) -> io::Result<V1Jail> {
-        let base = own_cgroup(controller).ok_or_else(|| {
+        let base = own_cgroup(Hierarchy::V1(controller.name())).ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::NotFound,
                 format!(
@@ -126,14 +89,7 @@ impl V1Jail {
     /// Removes every command's directory and the jail (each empty by now:
     /// a v1 directory with a process in it stays).
     pub(crate) fn remove_all(&self) {
-        if let Ok(entries) = std::fs::read_dir(&self.dir) {
-            for e in entries.flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    let _ = std::fs::remove_dir(e.path());
-                }
-            }
-        }
-        let _ = std::fs::remove_dir(&self.dir);
+        mounts::remove_with_cells(&self.dir);
     }
 }
 
@@ -156,10 +112,7 @@ impl V1Cell {
 
     /// Removes the directory; fails (EBUSY) while a process is in it.
     pub(crate) fn remove(&self) -> io::Result<()> {
-        match std::fs::remove_dir(&self.dir) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            other => other,
-        }
+        mounts::remove(&self.dir)
     }
 }
 
@@ -168,39 +121,4 @@ pub(crate) fn open_procs(dir: &Path) -> io::Result<File> {
     std::fs::OpenOptions::new()
         .write(true)
         .open(dir.join("cgroup.procs"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const MOUNTINFO: &str = "\
-31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
-32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
-35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
-39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
-41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
-";
-    const CGROUPS: &str = "\
-8:pids:/
-4:memory:/svc/job 1
-2:cpu,cpuacct:/a
-0::/
-";
-
-    #[test]
-    fn each_controllers_hierarchy_and_our_place_in_it_are_found() {
-        let at = |c| locate(MOUNTINFO, CGROUPS, c);
-        assert_eq!(
-            at("memory"),
-            Some(PathBuf::from("/sys/fs/cgroup/memory/svc/job 1"))
-        );
-        assert_eq!(at("pids"), Some(PathBuf::from("/sys/fs/cgroup/pids")));
-        assert_eq!(
-            at("cpu"),
-            Some(PathBuf::from("/sys/fs/cgroup/cpu,cpuacct/a"))
-        );
-        // `cpuacct` is not `cpu`, and the v2 line is no v1 hierarchy.
-        assert_eq!(at("hugetlb"), None);
-    }
 }

@@ -39,52 +39,17 @@ use nix::sys::signal::Signal;
 
 use crate::os::sys;
 
+mod mounts;
+pub(crate) mod v1;
+
+use mounts::{own_cgroup, Hierarchy};
+
+/// How every cell's name begins (`run-N`): the keeper's script finds the
+/// cells of a jail by it.
+pub(crate) const CELL_PREFIX: &str = "run-";
+
 /// Counts the jails made by this process, so two owners never share one.
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
-
-/// The cgroup v2 directory this process belongs to, if there is a v2
-/// hierarchy mounted.
-pub(crate) fn own_cgroup() -> Option<PathBuf> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let (root, mountpoint) = mountinfo.lines().find_map(cgroup2_mount)?;
-    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = cgroups.lines().find_map(|l| l.strip_prefix("0::"))?;
-    // Under a cgroup namespace the mount's root and our path are both
-    // relative to the namespace; outside one the root is "/".
-    let rel = path.strip_prefix(root.as_str()).unwrap_or(path);
-    Some(mountpoint.join(rel.trim_start_matches('/')))
-}
-
-/// (root, mount point) of a `mountinfo` line whose filesystem is cgroup2
-/// (`proc(5)`: fields 4 and 5, then after " - " the type).
-fn cgroup2_mount(line: &str) -> Option<(String, PathBuf)> {
-    let (fields, rest) = line.split_once(" - ")?;
-    if rest.split_whitespace().next()? != "cgroup2" {
-        return None;
-    }
-    let mut f = fields.split_whitespace();
-    let root = unescape(f.nth(3)?);
-    let mountpoint = unescape(f.next()?);
-    Some((root, PathBuf::from(mountpoint)))
-}
-
-/// `mountinfo` writes space, tab, newline and backslash as `\ooo`.
-pub(crate) fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(u8::is_ascii_digit) {
-            let n = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
-            out.push(n);
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
 /// 64 bits from the kernel's random source (`getrandom(2)`).
 fn random_u64() -> io::Result<u64> {
@@ -113,7 +78,7 @@ impl Jail {
     /// where there is no cgroup v2 hierarchy, no permission to make
     /// cgroups there, or no `cgroup.kill` (Linux before 5.14).
     pub(crate) fn create(before: &dyn Fn(&Path)) -> io::Result<Jail> {
-        let base = own_cgroup()
+        let base = own_cgroup(Hierarchy::V2)
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no cgroup v2 hierarchy"))?;
         // The pid and a sequence say whose it is; 64 random bits make the
         // name unique across pid namespaces (every container's server is
@@ -168,9 +133,10 @@ impl Jail {
 
     /// A new, empty cell for one command.
     pub(crate) fn cell(&self) -> io::Result<Cell> {
-        let dir = self
-            .dir
-            .join(format!("run-{}", self.next.fetch_add(1, Ordering::Relaxed)));
+        let dir = self.dir.join(format!(
+            "{CELL_PREFIX}{}",
+            self.next.fetch_add(1, Ordering::Relaxed)
+        ));
         DirBuilder::new().mode(0o755).create(&dir)?;
         let events = File::open(dir.join("cgroup.events")).ok().map(Arc::new);
         Ok(Cell { dir, events })
@@ -193,14 +159,7 @@ impl Jail {
     }
 
     fn remove_all(&self) {
-        if let Ok(entries) = std::fs::read_dir(&self.dir) {
-            for e in entries.flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    let _ = std::fs::remove_dir(e.path());
-                }
-            }
-        }
-        let _ = std::fs::remove_dir(&self.dir);
+        mounts::remove_with_cells(&self.dir);
     }
 }
 
@@ -351,10 +310,7 @@ impl Cell {
 
     /// Removes the cell; fails (EBUSY) while anything is in it.
     pub(crate) fn remove(&self) -> io::Result<()> {
-        match std::fs::remove_dir(&self.dir) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            other => other,
-        }
+        mounts::remove(&self.dir)
     }
 }
 
@@ -371,25 +327,11 @@ fn is_populated(events: &str) -> bool {
 }
 
 #[cfg(test)]
+mod birth_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_hybrid_layouts_cgroup2_mount_is_found() {
-        let line = "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw";
-        assert_eq!(
-            cgroup2_mount(line),
-            Some(("/".to_string(), PathBuf::from("/sys/fs/cgroup/unified")))
-        );
-        let v1 = "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu";
-        assert_eq!(cgroup2_mount(v1), None);
-    }
-
-    #[test]
-    fn escaped_mount_points_are_read_back() {
-        assert_eq!(unescape(r"/a\040b"), "/a b");
-        assert_eq!(unescape(r"/plain"), "/plain");
-    }
 
     #[test]
     fn populated_is_read_from_the_events_file() {

@@ -11,7 +11,7 @@
 //!   `memory.oom.group = 1`, `pids.max`, `cpu.max`.
 //! - **cgroup v1**, on a hybrid host whose v2 hierarchy lacks it (the
 //!   usual layout of CI runners and older servers): a directory per owner
-//!   and per command in the v1 hierarchy (`cgroup_v1.rs`), joined by the
+//!   and per command in the v1 hierarchy (`cgroup/v1.rs`), joined by the
 //!   child before its exec, with `memory.limit_in_bytes` (and
 //!   `memory.memsw.limit_in_bytes`, so no swap), `pids.max`,
 //!   `cpu.cfs_quota_us`. v1 has no group OOM kill: the kernel kills one
@@ -43,8 +43,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::limits::{Limits, Usage, DEFAULT_PIDS_LIMIT};
-use crate::os::cgroup::{Cell, Jail};
-use crate::os::cgroup_v1::{Controller, V1Cell, V1Jail};
+use crate::os::contain::cgroup::v1::{Controller, V1Cell, V1Jail};
+use crate::os::contain::cgroup::{Cell, Jail};
 use crate::os::reaper::{self, Rusage};
 
 /// Where a controller's files are.

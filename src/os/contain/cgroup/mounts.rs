@@ -1,0 +1,171 @@
+//! Where this process's cgroups are, for cgroup v2 and for each v1
+//! controller alike: the hierarchy's mount in `/proc/self/mountinfo`
+//! (`proc(5)`: root and mount point in fields 4 and 5, then, after ` - `,
+//! the filesystem type and the super options, where a v1 hierarchy lists
+//! its controllers) and this process's path in it from `/proc/self/cgroup`
+//! (`0::PATH` for v2, `N:CONTROLLERS:PATH` for v1). Nothing assumes
+//! `/sys/fs/cgroup`, which on a hybrid layout holds the v1 controllers,
+//! with v2 at `.../unified`.
+//!
+//! Also the two directory chores both versions share: removing a cgroup
+//! that may be gone already, and removing a jail with its cells.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// A cgroup hierarchy: the unified one (v2), or the v1 one that has a
+/// controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hierarchy<'a> {
+    V2,
+    V1(&'a str),
+}
+
+/// This process's cgroup directory in `hierarchy`, if it is mounted.
+pub(crate) fn own_cgroup(hierarchy: Hierarchy<'_>) -> Option<PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    locate(&mountinfo, &cgroups, hierarchy)
+}
+
+/// The directory of our cgroup in `hierarchy`, from the text of
+/// `mountinfo` and `/proc/self/cgroup`.
+fn locate(mountinfo: &str, cgroups: &str, hierarchy: Hierarchy<'_>) -> Option<PathBuf> {
+    let (root, mountpoint) = mountinfo.lines().find_map(|l| mount(l, hierarchy))?;
+    let path = cgroups.lines().find_map(|l| membership(l, hierarchy))?;
+    // Under a cgroup namespace the mount's root and our path are both
+    // relative to the namespace; outside one the root is "/".
+    let rel = path.strip_prefix(root.as_str()).unwrap_or(path);
+    Some(mountpoint.join(rel.trim_start_matches('/')))
+}
+
+/// (root, mount point) of a `mountinfo` line that mounts `hierarchy`.
+fn mount(line: &str, hierarchy: Hierarchy<'_>) -> Option<(String, PathBuf)> {
+    let (fields, rest) = line.split_once(" - ")?;
+    let mut after = rest.split_whitespace();
+    let fstype = after.next()?;
+    let found = match hierarchy {
+        Hierarchy::V2 => fstype == "cgroup2",
+        Hierarchy::V1(controller) => {
+            fstype == "cgroup" && after.nth(1)?.split(',').any(|o| o == controller)
+        }
+    };
+    if !found {
+        return None;
+    }
+    let mut f = fields.split_whitespace();
+    let root = unescape(f.nth(3)?);
+    let mountpoint = unescape(f.next()?);
+    Some((root, PathBuf::from(mountpoint)))
+}
+
+/// Our path in `hierarchy`, from one line of `/proc/self/cgroup`.
+fn membership<'a>(line: &'a str, hierarchy: Hierarchy<'_>) -> Option<&'a str> {
+    let mut parts = line.splitn(3, ':');
+    let (id, list, path) = (parts.next()?, parts.next()?, parts.next()?);
+    let found = match hierarchy {
+        Hierarchy::V2 => id == "0" && list.is_empty(),
+        Hierarchy::V1(controller) => list.split(',').any(|c| c == controller),
+    };
+    found.then_some(path)
+}
+
+/// `mountinfo` writes space, tab, newline and backslash as `\ooo`.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(u8::is_ascii_digit) {
+            let n = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(n);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Removes the cgroup `dir`; one already gone is no error. Fails (EBUSY)
+/// while a process is in it.
+pub(crate) fn remove(dir: &Path) -> io::Result<()> {
+    match std::fs::remove_dir(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+/// Removes every cgroup directly under `dir`, then `dir`: a jail and its
+/// cells, each empty by now (what still holds a process stays).
+pub(crate) fn remove_with_cells(dir: &Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOUNTINFO: &str = "\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+";
+    const CGROUPS: &str = "\
+8:pids:/
+4:memory:/svc/job 1
+2:cpu,cpuacct:/a
+0::/user.slice/x
+";
+
+    #[test]
+    fn each_controllers_hierarchy_and_our_place_in_it_are_found() {
+        let at = |c| locate(MOUNTINFO, CGROUPS, Hierarchy::V1(c));
+        assert_eq!(
+            at("memory"),
+            Some(PathBuf::from("/sys/fs/cgroup/memory/svc/job 1"))
+        );
+        assert_eq!(at("pids"), Some(PathBuf::from("/sys/fs/cgroup/pids")));
+        assert_eq!(
+            at("cpu"),
+            Some(PathBuf::from("/sys/fs/cgroup/cpu,cpuacct/a"))
+        );
+        // `cpuacct` is not `cpu`, and the v2 line is no v1 hierarchy.
+        assert_eq!(at("hugetlb"), None);
+    }
+
+    #[test]
+    fn a_hybrid_layouts_cgroup2_mount_and_our_place_in_it_are_found() {
+        assert_eq!(
+            locate(MOUNTINFO, CGROUPS, Hierarchy::V2),
+            Some(PathBuf::from("/sys/fs/cgroup/unified/user.slice/x"))
+        );
+        let v1_only = MOUNTINFO.lines().take(4).collect::<Vec<_>>().join("\n");
+        assert_eq!(locate(&v1_only, CGROUPS, Hierarchy::V2), None);
+    }
+
+    #[test]
+    fn under_a_cgroup_namespace_the_path_is_taken_relative_to_the_mount_root() {
+        let mountinfo = "41 31 0:38 /ns /sys/fs/cgroup rw - cgroup2 cgroup2 rw";
+        assert_eq!(
+            locate(mountinfo, "0::/ns/job", Hierarchy::V2),
+            Some(PathBuf::from("/sys/fs/cgroup/job"))
+        );
+    }
+
+    #[test]
+    fn escaped_mount_points_are_read_back() {
+        assert_eq!(unescape(r"/a\040b"), "/a b");
+        assert_eq!(unescape(r"/plain"), "/plain");
+    }
+}
