@@ -15,6 +15,8 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+use crate::limits::{LimitError, LimitReason};
+
 /// Why a [`BashTools`](crate::BashTools) could not be built.
 #[derive(Debug)]
 pub struct Error {
@@ -87,10 +89,8 @@ enum Repr {
     Sandbox(Option<PathBuf>, io::Error),
     /// Interactive commands beside a gate, not allowed ungated.
     InteractiveGated,
-    /// A limit's value is out of range (the option, why).
-    LimitInvalid(&'static str, String),
-    /// A limit cannot be applied here (the option, why).
-    LimitUnavailable(&'static str, String),
+    /// A limit's value is out of range, or it cannot be applied here.
+    Limit(LimitError),
 }
 
 impl Error {
@@ -130,15 +130,9 @@ impl Error {
         }
     }
 
-    pub(crate) fn limit_invalid(option: &'static str, why: String) -> Self {
+    pub(crate) fn limit(error: LimitError) -> Self {
         Error {
-            kind: Repr::LimitInvalid(option, why),
-        }
-    }
-
-    pub(crate) fn limit_unavailable(option: &'static str, why: String) -> Self {
-        Error {
-            kind: Repr::LimitUnavailable(option, why),
+            kind: Repr::Limit(error),
         }
     }
 
@@ -146,7 +140,7 @@ impl Error {
     /// `cpu_limit`).
     pub fn option(&self) -> Option<&'static str> {
         match &self.kind {
-            Repr::LimitInvalid(o, _) | Repr::LimitUnavailable(o, _) => Some(o),
+            Repr::Limit(e) => Some(e.option),
             _ => None,
         }
     }
@@ -176,8 +170,14 @@ impl Error {
             Repr::SandboxUnsupported => ErrorKind::SandboxUnsupported,
             Repr::Sandbox(..) => ErrorKind::Sandbox,
             Repr::InteractiveGated => ErrorKind::InteractiveGated,
-            Repr::LimitInvalid(..) => ErrorKind::LimitInvalid,
-            Repr::LimitUnavailable(..) => ErrorKind::LimitUnavailable,
+            Repr::Limit(LimitError {
+                reason: LimitReason::Invalid(_),
+                ..
+            }) => ErrorKind::LimitInvalid,
+            Repr::Limit(LimitError {
+                reason: LimitReason::Unavailable(_),
+                ..
+            }) => ErrorKind::LimitUnavailable,
         }
     }
 
@@ -192,8 +192,7 @@ impl Error {
             | Repr::Thread(..)
             | Repr::SandboxUnsupported
             | Repr::InteractiveGated
-            | Repr::LimitInvalid(..)
-            | Repr::LimitUnavailable(..) => None,
+            | Repr::Limit(_) => None,
         }
     }
 }
@@ -225,8 +224,7 @@ impl fmt::Display for Error {
                  the gates check the command line, never what is typed into a running \
                  program; set interactive_ungated to accept that",
             ),
-            Repr::LimitInvalid(o, why) => write!(f, "{o}: {why}"),
-            Repr::LimitUnavailable(o, why) => write!(f, "{o} cannot be applied: {why}"),
+            Repr::Limit(e) => write!(f, "{e}"),
             Repr::OutputDirectory(p, e) => {
                 write!(
                     f,
@@ -245,6 +243,10 @@ impl std::error::Error for Error {
             | Repr::OutputDirectory(_, e)
             | Repr::Thread(_, e)
             | Repr::Sandbox(_, e) => Some(e),
+            Repr::Limit(LimitError {
+                reason: LimitReason::Invalid(e),
+                ..
+            }) => Some(e),
             _ => None,
         }
     }

@@ -101,6 +101,15 @@
 //! other (one way: leaves, `os`, `shells`, mechanisms, `api`, `tools`, `mcp`).
 
 #![warn(missing_docs)]
+// Only `os` talks to the kernel below what nix wraps; nowhere else may
+// `unsafe` appear, and there each block says why it is sound.
+#![deny(unsafe_code)]
+#![warn(
+    unreachable_pub,
+    rust_2018_idioms,
+    missing_debug_implementations,
+    clippy::undocumented_unsafe_blocks
+)]
 
 #[cfg(not(target_os = "linux"))]
 compile_error!(
@@ -117,6 +126,7 @@ mod limits;
 mod status;
 mod texts;
 // The kernel, then the shells on it.
+#[allow(unsafe_code)]
 mod os;
 mod shells;
 // Mechanisms, each usable alone.
@@ -134,14 +144,16 @@ mod tools;
 
 pub use crate::api::builder::Builder;
 pub use crate::api::types::{
-    Backgrounded, CallError, Command, CwdReset, Exited, IoFailure, NewOutput, NotKept, Outcome,
-    Refusal, ShellId, ShellInfo, StopCause,
+    Backgrounded, CallError, Command, CwdReset, EndNotice, Exited, IoFailure, NewOutput, NotKept,
+    Outcome, Refusal, ShellId, ShellInfo, StopCause,
 };
 pub use crate::api::{BashTools, Settings};
 pub use crate::caller::Caller;
 pub use crate::config::{defaults, MonitorOptions, Sandbox, Unattended, Validator};
 pub use crate::error::{Error, ErrorKind};
-pub use crate::limits::{Limits, Usage, DEFAULT_PIDS_LIMIT};
+pub use crate::limits::{
+    LimitProblem, Limits, NoPidsLimit, ParseLimitError, Usage, DEFAULT_PIDS_LIMIT,
+};
 pub use crate::os::contain::Containment;
 pub use crate::os::sandbox::SandboxStatus;
 pub use crate::pending::{CommandHandle, Pending};

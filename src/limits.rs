@@ -5,6 +5,7 @@
 //! says how, on cgroup v2 and on the v1 controllers of a hybrid host); the
 //! cost is read from the same cgroup once the command's leader has ended.
 
+use std::fmt;
 use std::time::Duration;
 
 /// The default of [`Builder::pids_limit`](crate::Builder::pids_limit) where
@@ -12,7 +13,7 @@ use std::time::Duration;
 pub const DEFAULT_PIDS_LIMIT: u64 = 4096;
 
 /// The smallest memory limit accepted (1 MiB): below it not even bash starts.
-pub const MIN_MEMORY_LIMIT: u64 = 1 << 20;
+pub(crate) const MIN_MEMORY_LIMIT: u64 = 1 << 20;
 
 /// The budget of one command's whole tree. Every field is optional; `None`
 /// leaves that resource unlimited (for the process count: the builder's
@@ -70,8 +71,8 @@ impl Limits {
 
     /// `512M`, `2G`, `65536K` or a number of bytes. Suffixes K, M, G (and
     /// their lower case) count in 1024s. Refuses what is not one, and
-    /// anything below 1 MiB, with a reason.
-    pub fn parse_memory(text: &str) -> Result<u64, String> {
+    /// anything below 1 MiB.
+    pub fn parse_memory(text: &str) -> Result<u64, ParseLimitError> {
         let t = text.trim();
         let (digits, shift) = match t.char_indices().last() {
             Some((i, 'K' | 'k')) => (&t[..i], 10),
@@ -79,56 +80,58 @@ impl Limits {
             Some((i, 'G' | 'g')) => (&t[..i], 30),
             _ => (t, 0),
         };
+        let error = |problem| ParseLimitError::new(text, problem);
         let n: u64 = digits
             .parse()
             .ok()
             .filter(|_| digits.bytes().all(|b| b.is_ascii_digit()))
-            .ok_or_else(|| {
-                format!("'{text}' is not a size (a number with K, M or G, e.g. 512M)")
-            })?;
+            .ok_or_else(|| error(LimitProblem::NotASize))?;
         let bytes = n
             .checked_mul(1 << shift)
-            .ok_or_else(|| format!("'{text}' is too large"))?;
-        Limits::check_memory(bytes).map_err(|e| format!("'{text}' {e}"))?;
+            .ok_or_else(|| error(LimitProblem::TooLarge))?;
+        Limits::check_memory(bytes).map_err(error)?;
         Ok(bytes)
     }
 
     /// `1.5`, `0.2`, `4`: a positive number of CPUs.
-    pub fn parse_cpu(text: &str) -> Result<f64, String> {
+    pub fn parse_cpu(text: &str) -> Result<f64, ParseLimitError> {
+        let error = |problem| ParseLimitError::new(text, problem);
         let cpus: f64 = text
             .trim()
             .parse()
-            .map_err(|_| format!("'{text}' is not a number of CPUs (e.g. 1.5)"))?;
-        Limits::check_cpu(cpus).map_err(|e| format!("'{text}' {e}"))?;
+            .map_err(|_| error(LimitProblem::NotACpuCount))?;
+        Limits::check_cpu(cpus).map_err(error)?;
         Ok(cpus)
     }
 
-    /// Why `bytes` is not a memory limit, if it is not.
-    pub(crate) fn check_memory(bytes: u64) -> Result<(), String> {
+    /// What is wrong with `bytes` as a memory limit, if anything.
+    fn check_memory(bytes: u64) -> Result<(), LimitProblem> {
         if bytes < MIN_MEMORY_LIMIT {
-            return Err("is out of range: the smallest memory limit is 1M".into());
+            return Err(LimitProblem::MemoryTooSmall);
         }
         Ok(())
     }
 
-    /// Why `cpus` is not a CPU limit, if it is not.
-    pub(crate) fn check_cpu(cpus: f64) -> Result<(), String> {
+    /// What is wrong with `cpus` as a CPU limit, if anything.
+    fn check_cpu(cpus: f64) -> Result<(), LimitProblem> {
         // 1 ms of a 100 ms period is the least the kernel takes.
         if !cpus.is_finite() || !(0.01..=1_000_000.0).contains(&cpus) {
-            return Err(
-                "is out of range: a CPU limit is a positive number of CPUs, at least 0.01".into(),
-            );
+            return Err(LimitProblem::CpuOutOfRange);
         }
         Ok(())
     }
 
-    /// The first invalid value, as (option name, reason).
-    pub(crate) fn check(&self) -> Result<(), (&'static str, String)> {
+    /// The first invalid value, with the option that set it.
+    pub(crate) fn check(&self) -> Result<(), LimitError> {
         if let Some(m) = self.memory {
-            Limits::check_memory(m).map_err(|e| ("memory_limit", format!("{m} {e}")))?;
+            Limits::check_memory(m).map_err(|p| {
+                LimitError::invalid("memory_limit", ParseLimitError::new(&m.to_string(), p))
+            })?;
         }
         if let Some(c) = self.cpus() {
-            Limits::check_cpu(c).map_err(|e| ("cpu_limit", format!("{c} {e}")))?;
+            Limits::check_cpu(c).map_err(|p| {
+                LimitError::invalid("cpu_limit", ParseLimitError::new(&c.to_string(), p))
+            })?;
         }
         Ok(())
     }
@@ -193,6 +196,133 @@ impl Usage {
     }
 }
 
+/// Why commands get no process limit
+/// ([`BashTools::pids_limit`](crate::BashTools::pids_limit)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NoPidsLimit {
+    /// A process limit of 0 turned it off.
+    TurnedOff,
+    /// No cgroup with the pids controller can be made here; the text says
+    /// why.
+    Unavailable(String),
+}
+
+impl fmt::Display for NoPidsLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoPidsLimit::TurnedOff => f.write_str("pids_limit is 0"),
+            NoPidsLimit::Unavailable(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for NoPidsLimit {}
+
+/// Why a text (or a value) is not a limit: what was given, and the
+/// problem with it. `Display` says both, e.g. `'12x' is not a size (a
+/// number with K, M or G, e.g. 512M)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseLimitError {
+    value: String,
+    problem: LimitProblem,
+}
+
+/// What is wrong with a limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LimitProblem {
+    /// Not a number with an optional K, M or G.
+    NotASize,
+    /// More bytes than a `u64` holds.
+    TooLarge,
+    /// Not a number of CPUs.
+    NotACpuCount,
+    /// Below the smallest memory limit, 1 MiB.
+    MemoryTooSmall,
+    /// Not a number of CPUs between 0.01 and a million.
+    CpuOutOfRange,
+}
+
+impl ParseLimitError {
+    fn new(value: &str, problem: LimitProblem) -> ParseLimitError {
+        ParseLimitError {
+            value: value.to_string(),
+            problem,
+        }
+    }
+
+    /// The value as it was given.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
+    /// What is wrong with it.
+    pub fn problem(&self) -> LimitProblem {
+        self.problem
+    }
+}
+
+impl fmt::Display for ParseLimitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let why = match self.problem {
+            LimitProblem::NotASize => "is not a size (a number with K, M or G, e.g. 512M)",
+            LimitProblem::TooLarge => "is too large",
+            LimitProblem::NotACpuCount => "is not a number of CPUs (e.g. 1.5)",
+            LimitProblem::MemoryTooSmall => "is out of range: the smallest memory limit is 1M",
+            LimitProblem::CpuOutOfRange => {
+                "is out of range: a CPU limit is a positive number of CPUs, at least 0.01"
+            }
+        };
+        write!(f, "'{}' {why}", self.value)
+    }
+}
+
+impl std::error::Error for ParseLimitError {}
+
+/// Why the limits asked for cannot be had, and the option that asked:
+/// carried from the budget up to the builder's [`Error`](crate::Error).
+#[derive(Debug)]
+pub(crate) struct LimitError {
+    pub(crate) option: &'static str,
+    pub(crate) reason: LimitReason,
+}
+
+/// The two ways a limit fails at build.
+#[derive(Debug)]
+pub(crate) enum LimitReason {
+    /// Its value is out of range.
+    Invalid(ParseLimitError),
+    /// It cannot be applied on this host (no cgroup, no controller: why).
+    Unavailable(String),
+}
+
+impl fmt::Display for LimitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let o = self.option;
+        match &self.reason {
+            LimitReason::Invalid(why) => write!(f, "{o}: {why}"),
+            LimitReason::Unavailable(why) => write!(f, "{o} cannot be applied: {why}"),
+        }
+    }
+}
+
+impl LimitError {
+    pub(crate) fn invalid(option: &'static str, error: ParseLimitError) -> LimitError {
+        LimitError {
+            option,
+            reason: LimitReason::Invalid(error),
+        }
+    }
+
+    pub(crate) fn unavailable(option: &'static str, why: String) -> LimitError {
+        LimitError {
+            option,
+            reason: LimitReason::Unavailable(why),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,9 +336,10 @@ mod tests {
         for bad in ["0", "12Q", "-5M", "", "M", "1.5G", "512K", "1 M", "+5M"] {
             assert!(Limits::parse_memory(bad).is_err(), "{bad}");
         }
-        assert!(Limits::parse_memory("99999999999G")
-            .unwrap_err()
-            .contains("too large"));
+        let e = Limits::parse_memory("99999999999G").unwrap_err();
+        assert_eq!(e.problem(), LimitProblem::TooLarge);
+        assert_eq!(e.value(), "99999999999G");
+        assert_eq!(e.to_string(), "'99999999999G' is too large");
     }
 
     #[test]

@@ -16,7 +16,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("caller", 0),
     ("config", 0),
     ("deadline", 0),
-    ("error", 0),
+    ("error", 1),
     ("limits", 0),
     ("status", 0),
     ("texts", 1),

@@ -239,10 +239,17 @@ fn notification_gives_the_text_and_the_label() {
         json!({"command": "sleep 1000", "run_in_background": true, "description": "wait"}),
     );
     let id = id_of(&r);
-    let (text, label) = t.notification(&id, bashtools::TaskStatus::Failed).unwrap();
-    assert_eq!(label, "Background command \"wait\" failed with exit code 1");
-    assert!(text.starts_with("<task-notification>\n<task-id>bash_1</task-id>\n<output-file>"));
+    let notice = t
+        .notification(&id.as_str().into(), bashtools::TaskStatus::Failed)
+        .unwrap();
+    assert_eq!(
+        notice.label,
+        "Background command \"wait\" failed with exit code 1"
+    );
+    assert!(notice
+        .text
+        .starts_with("<task-notification>\n<task-id>bash_1</task-id>\n<output-file>"));
     assert!(t
-        .notification("bash_99", bashtools::TaskStatus::Completed)
+        .notification(&"bash_99".into(), bashtools::TaskStatus::Completed)
         .is_none());
 }

@@ -114,7 +114,7 @@ fn gates_refuse_with_a_typed_reason() {
         .build()
         .unwrap();
     match tools.run(&Command::new("echo a; rm -rf x"), &me()).unwrap() {
-        Outcome::Refused(Refusal::NotAllowed(r)) => {
+        Outcome::Refused(Refusal::Gate(r)) => {
             assert_eq!(r.to_string(), "Command not allowed: rm")
         }
         other => panic!("{other:?}"),

@@ -375,9 +375,7 @@ impl Builder {
     /// without `interactive_ungated` ([`ErrorKind`](crate::ErrorKind)).
     pub fn build(self) -> Result<BashTools, Error> {
         let limits = self.limits;
-        limits
-            .check()
-            .map_err(|(option, why)| Error::limit_invalid(option, why))?;
+        limits.check().map_err(Error::limit)?;
         crate::timer::start().map_err(|e| Error::thread("timer thread", e))?;
         let (config, tasks, tmp) = self.resolve()?;
         let outdir = OutputDir::create(&config.output_root)
@@ -402,7 +400,7 @@ impl Builder {
                 Via::from_env(),
                 limits,
             )
-            .map_err(|(option, why)| Error::limit_unavailable(option, why))?,
+            .map_err(Error::limit)?,
         );
         let sandbox = tmp.zip(status);
         BashTools::from_parts(config, tasks, outdir, process, sandbox)

@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use super::core::Core;
-use super::start::{Place, Started};
+use super::start::{Origin, Started};
 use super::types::{Backgrounded, CallError, Command, Exited, Outcome, ShellId};
 use crate::caller::Caller;
 use crate::pending::{CommandHandle, Completer, Pending};
@@ -90,7 +90,7 @@ struct Settle<T> {
     core: Weak<Core>,
     key: Key,
     timeout: Duration,
-    place: Place,
+    place: Origin,
     settled: OnceLock<Result<Outcome, CallError>>,
     convert: Convert<T>,
     completer: Completer<T>,
@@ -164,7 +164,7 @@ impl Core {
         &self,
         key: Key,
         timeout: Duration,
-        place: &Place,
+        place: &Origin,
     ) -> Result<Outcome, CallError> {
         let settled = self.shells.settle(
             key,
@@ -201,7 +201,7 @@ impl Core {
     }
 
     /// What a foreground command that has ended produced.
-    fn finished(&self, shell: &Shell, place: &Place) -> Result<Exited, CallError> {
+    fn finished(&self, shell: &Shell, place: &Origin) -> Result<Exited, CallError> {
         let (limit, terminal) = (self.config.output_limit, self.config.render_output);
         let rendered = output::render_file_as(shell.output(), 0, limit, None, true, terminal)
             .map_err(|e| CallError::ReadFailed(e.into()))?;

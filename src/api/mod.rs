@@ -24,7 +24,7 @@ use regex::Regex;
 use self::core::Core;
 pub(crate) use self::settings::timeout_secs;
 pub use self::settings::Settings;
-use self::types::{CallError, Command, NewOutput, Outcome, ShellId, ShellInfo};
+use self::types::{CallError, Command, EndNotice, NewOutput, Outcome, ShellId, ShellInfo};
 use crate::caller::Caller;
 use crate::config::Config;
 use crate::error::Error;
@@ -296,8 +296,8 @@ impl BashTools {
     /// The `<task-notification>` of a background shell's end and the line a
     /// surface shows for it, for shell `id` as if it ended with `status`.
     /// `None` for an ID these tools do not know.
-    pub fn notification(&self, id: &str, status: TaskStatus) -> Option<(String, String)> {
-        let key = self.core().key_of(id)?;
+    pub fn notification(&self, id: &ShellId, status: TaskStatus) -> Option<EndNotice> {
+        let key = self.core().key_of(id.as_str())?;
         let inner = self.core().shells.table().lock();
         let s = inner.get(key)?;
         let code = s.exit_code().unwrap_or(if status == TaskStatus::Completed {
@@ -305,9 +305,9 @@ impl BashTools {
         } else {
             1
         });
-        let summary = texts::shell_summary(s.what(), status, code);
-        let text = texts::end_notification(id, s.call(), s.output(), status, &summary);
-        Some((text, summary))
+        let label = texts::shell_summary(s.what(), status, code);
+        let text = texts::end_notification(id.as_str(), s.call(), s.output(), status, &label);
+        Some(EndNotice { text, label })
     }
 
     // ------------------------------------------------------------ the whole
@@ -355,7 +355,7 @@ impl BashTools {
     /// }
     /// # Ok::<(), bashtools::Error>(())
     /// ```
-    pub fn pids_limit(&self) -> Result<u64, String> {
+    pub fn pids_limit(&self) -> Result<u64, crate::limits::NoPidsLimit> {
         self.core().shells.process().pids_limit()
     }
 

@@ -20,14 +20,14 @@ pub(crate) enum Started {
     Foreground {
         key: Key,
         timeout: Duration,
-        place: Place,
+        place: Origin,
     },
 }
 
 /// Where a foreground command started, for its settling: whose directory
 /// its end may become, and whether the recorded one had to be dropped.
 #[derive(Debug, Clone)]
-pub(crate) struct Place {
+pub(crate) struct Origin {
     pub(super) recipient: String,
     pub(super) base: Option<PathBuf>,
     pub(super) reset: Option<CwdReset>,
@@ -94,7 +94,7 @@ impl Core {
     }
 
     /// Keeps `dir` as where `place`'s recipient ended.
-    pub(super) fn keep_last_dir(&self, place: &Place, dir: PathBuf) {
+    pub(super) fn keep_last_dir(&self, place: &Origin, dir: PathBuf) {
         self.last_dirs.lock().insert(
             place.recipient.clone(),
             LastDir {
@@ -127,7 +127,7 @@ impl Core {
     /// The gates: `allowed_commands`, then the validator.
     pub(crate) fn check_gates(&self, command: &str, cwd: &Path) -> Result<(), Refusal> {
         if let Some(allowed) = &self.config.allowed_commands {
-            gate::check_allowed(command, allowed).map_err(Refusal::NotAllowed)?;
+            gate::check_allowed(command, allowed).map_err(Refusal::Gate)?;
         }
         if let Some(validator) = &self.config.validator {
             let verdict =
@@ -230,7 +230,7 @@ impl Core {
             None => Ok(Started::Foreground {
                 key,
                 timeout: self.timeout_of(cmd),
-                place: Place {
+                place: Origin {
                     recipient: caller.get_recipient().to_string(),
                     base: caller.get_working_directory().map(Path::to_path_buf),
                     reset,

@@ -228,13 +228,24 @@ impl Backgrounded {
     }
 }
 
+/// A background shell's end as it would be notified
+/// ([`BashTools::notification`](crate::BashTools::notification)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndNotice {
+    /// The `<task-notification>` block a model reads.
+    pub text: String,
+    /// The one line a surface shows for it, e.g.
+    /// `Background command "build" completed (exit code 0)`.
+    pub label: String,
+}
+
 /// Why a gate refused a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Refusal {
     /// `allowed_commands` refused it: a word outside the list, or a
     /// construct the gate cannot vouch for (the text says which).
-    NotAllowed(crate::gate::Denial),
+    Gate(crate::gate::Denial),
     /// The validator refused it, with this reason (may be empty).
     Validator(String),
     /// The validator panicked; the command was refused.

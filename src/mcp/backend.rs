@@ -28,7 +28,7 @@ pub(crate) struct Backend {
 }
 
 /// The options the server reads.
-pub(crate) struct Limits {
+pub(crate) struct ServerSettings {
     pub default_timeout: Duration,
     pub max_timeout: Duration,
     pub output_limit: usize,
@@ -40,9 +40,9 @@ impl Backend {
         Backend { tools }
     }
 
-    pub(crate) fn limits(&self) -> Limits {
+    pub(crate) fn settings(&self) -> ServerSettings {
         let s = self.tools.settings();
-        Limits {
+        ServerSettings {
             default_timeout: s.default_timeout(),
             max_timeout: s.max_timeout(),
             output_limit: s.output_limit(),

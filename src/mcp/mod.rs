@@ -188,7 +188,7 @@ impl BashTools {
 }
 
 fn instructions(backend: &Backend, deliver: Deliver) -> String {
-    let c = backend.limits();
+    let c = backend.settings();
     let mut s = format!(
         "Shell tools, as in Claude Code. Run commands with bash (timeout in seconds, default {}, at most {}); \
          a command still running at its timeout is not killed but moves to the background as bash_N. \

@@ -104,7 +104,7 @@ impl<'a> Session<'a> {
         };
         // The client has gone: from now on only the answers to what it
         // asked are written, and nothing of ours may outlive it.
-        let deadline = Instant::now() + self.server.backend.limits().kill_grace + END_MARGIN;
+        let deadline = Instant::now() + self.server.backend.settings().kill_grace + END_MARGIN;
         // Calls waiting for a client that does not read go on (and end).
         self.out.stop_waiting();
         self.shared.inbox.close();
@@ -291,7 +291,7 @@ impl<'a> Session<'a> {
             return TaskMode::None;
         }
         let after = self.options.task_delay();
-        let limits = self.server.backend.limits();
+        let limits = self.server.backend.settings();
         // Only a timeout the schema accepts is shortened; any other is the
         // tool's to refuse.
         let given = match args.get("timeout") {

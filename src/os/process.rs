@@ -21,7 +21,7 @@ use nix::sys::signal::Signal;
 use parking_lot::Mutex;
 
 use crate::config::Config;
-use crate::limits::{Limits, Usage};
+use crate::limits::{LimitError, Limits, Usage};
 pub(crate) use crate::os::bash::lastdir::LastState;
 use crate::os::bash::lastdir::{Record, Startup};
 use crate::os::bash::spawn;
@@ -76,7 +76,7 @@ pub(crate) trait Process: Send + Sync + 'static {
     /// How the commands are held.
     fn containment(&self) -> Containment;
     /// The process limit every command gets, or why there is none.
-    fn pids_limit(&self) -> Result<u64, String>;
+    fn pids_limit(&self) -> Result<u64, crate::limits::NoPidsLimit>;
     /// The tools are closed and every command stopped: removes what holds
     /// them (the cgroups) now, not at the drop, which a host that exits
     /// with a handle still alive never reaches.
@@ -125,7 +125,7 @@ impl RealProcess {
         restrictions: Option<Restrictions>,
         via: Via,
         limits: Limits,
-    ) -> Result<RealProcess, (&'static str, String)> {
+    ) -> Result<RealProcess, LimitError> {
         let contain = Arc::new(Contain::new(outdir, config.kill_grace, via, limits)?);
         let lastdir = (config.persist_working_directory || config.persist_environment)
             .then(|| Startup::new(config.persist_environment))
@@ -288,7 +288,7 @@ impl Process for RealProcess {
         self.contain.mode()
     }
 
-    fn pids_limit(&self) -> Result<u64, String> {
+    fn pids_limit(&self) -> Result<u64, crate::limits::NoPidsLimit> {
         self.contain.pids_limit()
     }
 

@@ -247,8 +247,10 @@ impl Process for FakeProcess {
         Containment::Session
     }
 
-    fn pids_limit(&self) -> Result<u64, String> {
-        Err("a fake process has no cgroup".into())
+    fn pids_limit(&self) -> Result<u64, crate::limits::NoPidsLimit> {
+        Err(crate::limits::NoPidsLimit::Unavailable(
+            "a fake process has no cgroup".into(),
+        ))
     }
 
     fn cgroup(&self) -> Option<std::path::PathBuf> {

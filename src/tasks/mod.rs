@@ -21,7 +21,7 @@ pub use entries::{NewTask, Notification, StopFn, TaskHandle, TaskInfo};
 use queue::Queues;
 pub use queue::DEFAULT_QUEUE_LIMIT;
 
-pub use crate::status::TaskStatus;
+pub(crate) use crate::status::TaskStatus;
 
 /// Why [`Tasks::request_stop`] did not ask an entry to stop.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -37,7 +37,7 @@ impl fmt::Display for CallError {
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Refusal::NotAllowed(gate) => write!(f, "{gate}"),
+            Refusal::Gate(gate) => write!(f, "{gate}"),
             Refusal::Validator(reason) => f.write_str(&texts::refused(reason)),
             Refusal::ValidatorPanicked => f.write_str(texts::VALIDATOR_PANICKED),
         }

@@ -18,12 +18,12 @@ use crate::texts;
 
 /// What a value must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub(crate) enum ValueType {
     /// Any string.
     Text,
     /// A string with something other than blanks in it ([`NOT_BLANK`]).
     Words,
-    /// A command line: [`Kind::Words`], and no NUL byte ([`COMMAND`]).
+    /// A command line: [`ValueType::Words`], and no NUL byte ([`COMMAND`]).
     Command,
     /// Any number.
     Number,
@@ -39,11 +39,11 @@ pub(crate) enum Kind {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Param {
     pub name: &'static str,
-    pub kind: Kind,
+    pub kind: ValueType,
     pub required: bool,
 }
 
-const fn param(name: &'static str, kind: Kind, required: bool) -> Param {
+const fn param(name: &'static str, kind: ValueType, required: bool) -> Param {
     Param {
         name,
         kind,
@@ -51,54 +51,54 @@ const fn param(name: &'static str, kind: Kind, required: bool) -> Param {
     }
 }
 
-/// The pattern of [`Kind::Words`]: one character that is not a blank
+/// The pattern of [`ValueType::Words`]: one character that is not a blank
 /// (space, tab, newline, carriage return, form feed, vertical tab). Written
 /// the same way in every regular-expression dialect a JSON Schema validator
 /// may use (ECMA-262, Python's `re`, this crate's `regex`).
 pub(crate) const NOT_BLANK: &str = "[^ \\t\\n\\r\\f\\v]";
 
-/// The pattern of [`Kind::Command`]: no NUL anywhere, and one character
+/// The pattern of [`ValueType::Command`]: no NUL anywhere, and one character
 /// that is not a blank.
 pub(crate) const COMMAND: &str = "^[^\\u0000]*[^\\u0000 \\t\\n\\r\\f\\v][^\\u0000]*$";
 
 /// `bash`, always.
 pub(crate) const BASH: &[Param] = &[
-    param("command", Kind::Command, true),
-    param("timeout", Kind::Positive, false),
-    param("description", Kind::Text, false),
-    param("run_in_background", Kind::Flag, false),
-    param("working_directory", Kind::Text, false),
-    param("stdin", Kind::Text, false),
+    param("command", ValueType::Command, true),
+    param("timeout", ValueType::Positive, false),
+    param("description", ValueType::Text, false),
+    param("run_in_background", ValueType::Flag, false),
+    param("working_directory", ValueType::Text, false),
+    param("stdin", ValueType::Text, false),
 ];
 
 /// `bash`, with the `interactive` option.
 pub(crate) const BASH_INTERACTIVE: &[Param] = &[
-    param("interactive", Kind::Flag, false),
-    param("yield_ms", Kind::Positive, false),
+    param("interactive", ValueType::Flag, false),
+    param("yield_ms", ValueType::Positive, false),
 ];
 
 pub(crate) const BASH_OUTPUT: &[Param] = &[
-    param("bash_id", Kind::Text, true),
-    param("filter", Kind::Text, false),
-    param("block", Kind::Flag, false),
-    param("timeout", Kind::Positive, false),
-    param("tail", Kind::Count, false),
+    param("bash_id", ValueType::Text, true),
+    param("filter", ValueType::Text, false),
+    param("block", ValueType::Flag, false),
+    param("timeout", ValueType::Positive, false),
+    param("tail", ValueType::Count, false),
 ];
 
-pub(crate) const KILL_SHELL: &[Param] = &[param("shell_id", Kind::Text, true)];
+pub(crate) const KILL_SHELL: &[Param] = &[param("shell_id", ValueType::Text, true)];
 
 pub(crate) const LIST_SHELLS: &[Param] = &[];
 
 pub(crate) const MONITOR: &[Param] = &[
-    param("description", Kind::Words, true),
-    param("command", Kind::Command, true),
-    param("timeout_ms", Kind::Number, false),
+    param("description", ValueType::Words, true),
+    param("command", ValueType::Command, true),
+    param("timeout_ms", ValueType::Number, false),
 ];
 
 pub(crate) const WRITE_STDIN: &[Param] = &[
-    param("shell_id", Kind::Text, true),
-    param("input", Kind::Text, true),
-    param("yield_ms", Kind::Positive, false),
+    param("shell_id", ValueType::Text, true),
+    param("input", ValueType::Text, true),
+    param("yield_ms", ValueType::Positive, false),
 ];
 
 /// The JSON Schema of `params` (the parts after the first add to it), each
@@ -108,13 +108,13 @@ pub(crate) fn schema(params: &[&[Param]], describe: impl Fn(&str) -> String) -> 
     let mut required = Vec::new();
     for p in params.iter().copied().flatten() {
         let mut property = match p.kind {
-            Kind::Text => json!({"type": "string"}),
-            Kind::Words => json!({"type": "string", "pattern": NOT_BLANK}),
-            Kind::Command => json!({"type": "string", "pattern": COMMAND}),
-            Kind::Number => json!({"type": "number"}),
-            Kind::Positive => json!({"type": "number", "exclusiveMinimum": 0}),
-            Kind::Flag => json!({"type": "boolean"}),
-            Kind::Count => json!({"type": "integer", "minimum": 1}),
+            ValueType::Text => json!({"type": "string"}),
+            ValueType::Words => json!({"type": "string", "pattern": NOT_BLANK}),
+            ValueType::Command => json!({"type": "string", "pattern": COMMAND}),
+            ValueType::Number => json!({"type": "number"}),
+            ValueType::Positive => json!({"type": "number", "exclusiveMinimum": 0}),
+            ValueType::Flag => json!({"type": "boolean"}),
+            ValueType::Count => json!({"type": "integer", "minimum": 1}),
         };
         property["description"] = Value::String(describe(p.name));
         properties.insert(p.name.to_string(), property);
@@ -161,7 +161,7 @@ pub(crate) fn check<'a>(
 /// Claude Code gives).
 fn missing(p: &Param) -> String {
     match p.kind {
-        Kind::Command => texts::NO_COMMAND.to_string(),
+        ValueType::Command => texts::NO_COMMAND.to_string(),
         _ => texts::missing(p.name),
     }
 }
@@ -169,31 +169,31 @@ fn missing(p: &Param) -> String {
 fn value_ok(p: &Param, value: &Value) -> Result<(), String> {
     let name = p.name;
     match (p.kind, value) {
-        (Kind::Text, Value::String(_)) => Ok(()),
-        (Kind::Words, Value::String(s)) if not_blank(s) => Ok(()),
-        (Kind::Words, Value::String(_)) => Err(texts::blank(name)),
-        (Kind::Command, Value::String(s)) if s.contains('\0') => {
+        (ValueType::Text, Value::String(_)) => Ok(()),
+        (ValueType::Words, Value::String(s)) if not_blank(s) => Ok(()),
+        (ValueType::Words, Value::String(_)) => Err(texts::blank(name)),
+        (ValueType::Command, Value::String(s)) if s.contains('\0') => {
             Err(texts::NUL_IN_COMMAND.to_string())
         }
-        (Kind::Command, Value::String(s)) if not_blank(s) => Ok(()),
-        (Kind::Command, Value::String(_)) => Err(texts::NO_COMMAND.to_string()),
-        (Kind::Text | Kind::Words, _) => Err(texts::wrong_type(name, "a string")),
-        (Kind::Command, _) => Err(texts::NO_COMMAND.to_string()),
-        (Kind::Number, Value::Number(_)) => Ok(()),
-        (Kind::Positive, Value::Number(n)) if n.as_f64().is_some_and(|v| v > 0.0) => Ok(()),
-        (Kind::Positive, Value::Number(_)) => {
+        (ValueType::Command, Value::String(s)) if not_blank(s) => Ok(()),
+        (ValueType::Command, Value::String(_)) => Err(texts::NO_COMMAND.to_string()),
+        (ValueType::Text | ValueType::Words, _) => Err(texts::wrong_type(name, "a string")),
+        (ValueType::Command, _) => Err(texts::NO_COMMAND.to_string()),
+        (ValueType::Number, Value::Number(_)) => Ok(()),
+        (ValueType::Positive, Value::Number(n)) if n.as_f64().is_some_and(|v| v > 0.0) => Ok(()),
+        (ValueType::Positive, Value::Number(_)) => {
             Err(texts::wrong_type(name, "a number greater than 0"))
         }
-        (Kind::Number, _) => Err(texts::wrong_type(name, "a number")),
-        (Kind::Positive, _) => Err(texts::wrong_type(name, "a number greater than 0")),
-        (Kind::Count, Value::Number(n)) if count(n).is_some() => Ok(()),
-        (Kind::Count, _) => Err(texts::wrong_type(name, "a whole number of 1 or more")),
-        (Kind::Flag, Value::Bool(_)) => Ok(()),
-        (Kind::Flag, _) => Err(texts::wrong_type(name, "a boolean")),
+        (ValueType::Number, _) => Err(texts::wrong_type(name, "a number")),
+        (ValueType::Positive, _) => Err(texts::wrong_type(name, "a number greater than 0")),
+        (ValueType::Count, Value::Number(n)) if count(n).is_some() => Ok(()),
+        (ValueType::Count, _) => Err(texts::wrong_type(name, "a whole number of 1 or more")),
+        (ValueType::Flag, Value::Bool(_)) => Ok(()),
+        (ValueType::Flag, _) => Err(texts::wrong_type(name, "a boolean")),
     }
 }
 
-/// The value of a [`Kind::Count`]: a whole number of 1 or more (`2.0` is
+/// The value of a [`ValueType::Count`]: a whole number of 1 or more (`2.0` is
 /// one, as JSON Schema says), cut to `u64::MAX`.
 pub(crate) fn count(n: &serde_json::Number) -> Option<u64> {
     if let Some(v) = n.as_u64() {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bashtools::defaults as d;
 
-use crate::cli::{secs_text, Usage};
+use crate::cli::{secs_text, UsageError};
 
 /// The timeouts as given (`None`: the default), checked against each other
 /// once every flag is read.
@@ -23,7 +23,7 @@ pub(crate) struct Timeouts {
 impl Timeouts {
     /// `Err` for a timeout asked for above the cap it would be cut to,
     /// naming both flags.
-    pub(crate) fn check(&self) -> Result<(), Usage> {
+    pub(crate) fn check(&self) -> Result<(), UsageError> {
         let pick = |given: &Option<(String, Duration)>, flag: &str, default: Duration| {
             given
                 .clone()
@@ -64,7 +64,7 @@ impl Timeouts {
             // Only a timeout the command line asked for is wrong above
             // its cap; a default above a cap given lower is cut to it.
             if low_d > high_d && low_note.is_empty() {
-                return Err(Usage(format!(
+                return Err(UsageError(format!(
                     "{low} {}{low_note} is above {high} {}{high_note}",
                     secs_text(low_d),
                     secs_text(high_d)
@@ -76,7 +76,7 @@ impl Timeouts {
 }
 
 /// A build error, said with the flag that caused it as it was written.
-pub fn build_error(e: &bashtools::Error, written: &Written) -> String {
+pub(crate) fn build_error(e: &bashtools::Error, written: &Written) -> String {
     use bashtools::ErrorKind as K;
     let flag = |name: &str| {
         written
@@ -125,4 +125,4 @@ pub fn build_error(e: &bashtools::Error, written: &Written) -> String {
 
 /// Each flag given, as it was written (`-h`, `--max-timeout`).
 #[derive(Default)]
-pub struct Written(pub(crate) Vec<(String, String)>);
+pub(crate) struct Written(pub(crate) Vec<(String, String)>);

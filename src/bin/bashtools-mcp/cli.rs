@@ -11,7 +11,7 @@ use bashtools::{BashTools, Builder, MonitorOptions, Sandbox, Tasks};
 use crate::checks::{Timeouts, Written};
 
 /// What the command line asks for.
-pub enum Action {
+pub(crate) enum Action {
     /// Serve with these tools and these options.
     Serve(Box<Builder>, Options),
     /// Print this text to stdout and exit 0 (`--help`, `--version`).
@@ -19,7 +19,7 @@ pub enum Action {
 }
 
 /// A bad command line: one line naming the flag as it was written; exit 2.
-pub struct Usage(pub String);
+pub(crate) struct UsageError(pub(crate) String);
 
 /// Every flag: name, value placeholder (empty for a switch), and help;
 /// the defaults that are numbers are added by [`default_of`], from the
@@ -71,7 +71,7 @@ const FLAGS: &[(&str, &str, &str)] = &[
 const SHORT: &[(&str, &str)] = &[("-h", "--help"), ("-V", "--version")];
 
 /// The usage line shown with every error.
-pub const USAGE: &str =
+pub(crate) const USAGE: &str =
     "usage: bashtools-mcp [--working-directory DIR] [--allow CMD]... [OPTIONS] (see --help)";
 
 fn help() -> String {
@@ -157,29 +157,29 @@ fn default_of(flag: &str, o: &Options) -> Option<String> {
 }
 
 /// A number of seconds, zero allowed (`--kill-grace 0`: no grace).
-fn secs(flag: &str, v: &str) -> Result<Duration, Usage> {
+fn secs(flag: &str, v: &str) -> Result<Duration, UsageError> {
     v.parse::<f64>()
         .ok()
         .filter(|s| s.is_finite() && *s >= 0.0)
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        .ok_or_else(|| Usage(format!("{flag} wants a number of seconds, not {v:?}")))
+        .ok_or_else(|| UsageError(format!("{flag} wants a number of seconds, not {v:?}")))
 }
 
 /// A number of seconds above zero (a timeout of 0 would end every call
 /// at once).
-fn positive_secs(flag: &str, v: &str) -> Result<Duration, Usage> {
+fn positive_secs(flag: &str, v: &str) -> Result<Duration, UsageError> {
     let d = secs(flag, v)?;
     if d.is_zero() {
-        return Err(Usage(format!(
+        return Err(UsageError(format!(
             "{flag} wants a number of seconds above 0, not {v:?}"
         )));
     }
     Ok(d)
 }
 
-fn number<T: std::str::FromStr>(flag: &str, v: &str, what: &str) -> Result<T, Usage> {
+fn number<T: std::str::FromStr>(flag: &str, v: &str, what: &str) -> Result<T, UsageError> {
     v.parse::<T>()
-        .map_err(|_| Usage(format!("{flag} wants {what}, not {v:?}")))
+        .map_err(|_| UsageError(format!("{flag} wants {what}, not {v:?}")))
 }
 
 /// A count above zero (a limit of 0 would leave nothing).
@@ -187,16 +187,20 @@ fn positive<T: std::str::FromStr + Default + PartialEq>(
     flag: &str,
     v: &str,
     what: &str,
-) -> Result<T, Usage> {
+) -> Result<T, UsageError> {
     let n: T = number(flag, v, what)?;
     if n == T::default() {
-        return Err(Usage(format!("{flag} wants {what} above 0, not {v:?}")));
+        return Err(UsageError(format!(
+            "{flag} wants {what} above 0, not {v:?}"
+        )));
     }
     Ok(n)
 }
 
 /// Reads the arguments (without the program name).
-pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Written), Usage> {
+pub(crate) fn parse(
+    args: impl IntoIterator<Item = OsString>,
+) -> Result<(Action, Written), UsageError> {
     let mut b = BashTools::builder()
         .tasks(Tasks::new())
         .persist_working_directory(d::SERVER_PERSIST_WORKING_DIRECTORY)
@@ -211,7 +215,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Writte
     while let Some(arg) = args.next() {
         let arg = arg
             .into_string()
-            .map_err(|a| Usage(format!("not a UTF-8 argument: {a:?}")))?;
+            .map_err(|a| UsageError(format!("not a UTF-8 argument: {a:?}")))?;
         let (as_written, inline) = match arg.split_once('=') {
             Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
             _ => (arg.clone(), None),
@@ -221,11 +225,11 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Writte
             .find(|(short, _)| *short == as_written)
             .map_or(as_written.clone(), |(_, long)| long.to_string());
         let Some(&(_, placeholder, _)) = FLAGS.iter().find(|(n, ..)| *n == name) else {
-            return Err(Usage(format!("unknown flag {as_written}")));
+            return Err(UsageError(format!("unknown flag {as_written}")));
         };
         let value = if placeholder.is_empty() {
             if inline.is_some() {
-                return Err(Usage(format!("{as_written} takes no value")));
+                return Err(UsageError(format!("{as_written} takes no value")));
             }
             String::new()
         } else {
@@ -239,13 +243,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Writte
                 Some(v) => v,
                 // A flag where the value should be: the value is missing.
                 None if args.peek().map_or(true, is_flag) => {
-                    return Err(Usage(format!("{as_written} needs a value ({placeholder})")))
+                    return Err(UsageError(format!(
+                        "{as_written} needs a value ({placeholder})"
+                    )))
                 }
                 None => args
                     .next()
                     .and_then(|v| v.into_string().ok())
                     .ok_or_else(|| {
-                        Usage(format!("{as_written} wants a UTF-8 value ({placeholder})"))
+                        UsageError(format!("{as_written} wants a UTF-8 value ({placeholder})"))
                     })?,
             }
         };
@@ -253,7 +259,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Writte
         let v = value.as_str();
         // Errors name the flag as written.
         let name_as_written = as_written.as_str();
-        let given = |slot: &mut Option<(String, Duration)>| -> Result<Duration, Usage> {
+        let given = |slot: &mut Option<(String, Duration)>| -> Result<Duration, UsageError> {
             let d = positive_secs(name_as_written, v)?;
             *slot = Some((name_as_written.to_string(), d));
             Ok(d)
@@ -296,7 +302,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Writte
             "--raw-output" => b.render_output(false),
             "--memory-limit" => b.memory_limit(
                 bashtools::Limits::parse_memory(v)
-                    .map_err(|e| Usage(format!("{as_written} {e}")))?,
+                    .map_err(|e| UsageError(format!("{as_written} {e}")))?,
             ),
             "--pids-limit" => b.pids_limit(number(
                 name_as_written,
@@ -304,14 +310,21 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Writte
                 "a number of processes (0 = none)",
             )?),
             "--cpu-limit" => b.cpu_limit(
-                bashtools::Limits::parse_cpu(v).map_err(|e| Usage(format!("{as_written} {e}")))?,
+                bashtools::Limits::parse_cpu(v)
+                    .map_err(|e| UsageError(format!("{as_written} {e}")))?,
             ),
             "--env" => match v.split_once('=') {
                 Some((key, value)) if !key.is_empty() => b.env(key, value),
-                _ => return Err(Usage(format!("{as_written} wants KEY=VALUE, not {v:?}"))),
+                _ => {
+                    return Err(UsageError(format!(
+                        "{as_written} wants KEY=VALUE, not {v:?}"
+                    )))
+                }
             },
             "--env-remove" if !v.is_empty() => b.env_remove(v),
-            "--env-remove" => return Err(Usage(format!("{as_written} wants a variable name"))),
+            "--env-remove" => {
+                return Err(UsageError(format!("{as_written} wants a variable name")))
+            }
             "--batch-window-ms" => {
                 let ms: u64 = number(name_as_written, v, "a number of milliseconds")?;
                 monitor = monitor.batch_window(Duration::from_millis(ms));
@@ -339,13 +352,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Writte
                     .and_then(|(c, r)| Some((c.parse::<u16>().ok()?, r.parse::<u16>().ok()?)))
                     .filter(|&(c, r)| c > 0 && r > 0);
                 let Some((cols, rows)) = size else {
-                    return Err(Usage(format!("{as_written} wants COLSxROWS, not {v:?}")));
+                    return Err(UsageError(format!(
+                        "{as_written} wants COLSxROWS, not {v:?}"
+                    )));
                 };
                 b.terminal_size(cols, rows)
             }
             "--deliver" => {
                 let d: Deliver = v.parse().map_err(|_| {
-                    Usage(format!("{as_written} wants result, log or both, not {v:?}"))
+                    UsageError(format!("{as_written} wants result, log or both, not {v:?}"))
                 })?;
                 options = options.deliver(d);
                 b
@@ -374,7 +389,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Action, Writte
                 b
             }
             "--sandbox-allow-write" => {
-                return Err(Usage(format!("{as_written} wants a directory")))
+                return Err(UsageError(format!("{as_written} wants a directory")))
             }
             "--sandbox-allow-network" => {
                 sandbox = Some(sandbox.unwrap_or_default().allow_network(true));

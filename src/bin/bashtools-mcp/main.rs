@@ -5,6 +5,9 @@
 //! way every shell and monitor it started is stopped first, so no process
 //! of ours outlives it.
 
+#![forbid(unsafe_code)]
+#![warn(unreachable_pub, rust_2018_idioms, missing_debug_implementations)]
+
 mod checks;
 mod cli;
 
@@ -18,8 +21,7 @@ fn main() -> ExitCode {
     // open our descriptors (our stdin and stdout are the protocol), read
     // our memory or our environment through /proc, or trace us. Each
     // command is dumpable again after its exec.
-    // SAFETY: a prctl on this process, integers only.
-    unsafe { nix::libc::prctl(nix::libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    let _ = nix::sys::prctl::set_dumpable(false);
     let (builder, options, written) = match cli::parse(std::env::args_os().skip(1)) {
         Ok((cli::Action::Serve(b, o), written)) => (b, o, written),
         Ok((cli::Action::Print(text), _)) => {
@@ -27,7 +29,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         // One line, naming the flag as it was written.
-        Err(cli::Usage(message)) => {
+        Err(cli::UsageError(message)) => {
             eprintln!("bashtools-mcp: {message} (see --help)");
             return ExitCode::from(2);
         }

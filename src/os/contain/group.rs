@@ -123,7 +123,7 @@ pub(crate) fn wait_gone(pgids: &HashSet<u32>, deadline: Option<Instant>) -> Hash
                 break;
             }
             let ms = deadline.map_or(-1, |d| (d - now).as_millis().min(i32::MAX as u128) as i32);
-            let mut polls: Vec<PollFd> = waiting
+            let mut polls: Vec<PollFd<'_>> = waiting
                 .iter()
                 .map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN))
                 .collect();

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::limits::Limits;
+use crate::limits::{LimitError, Limits};
 use crate::os::contain::budget::{Budget, CellSet};
 use crate::os::contain::cgroup::Jail;
 use crate::os::contain::keeper::{Keeper, Told};
@@ -140,7 +140,7 @@ impl Contain {
         grace: Duration,
         via: Via,
         limits: Limits,
-    ) -> Result<Contain, (&'static str, String)> {
+    ) -> Result<Contain, LimitError> {
         // The keeper first, and told of each cgroup before it is made: an
         // owner killed while it builds leaves none behind.
         let keeper = Keeper::start(outdir, grace, via).ok();
@@ -195,7 +195,7 @@ impl Contain {
     }
 
     /// The process limit every command gets, or why there is none.
-    pub(crate) fn pids_limit(&self) -> Result<u64, String> {
+    pub(crate) fn pids_limit(&self) -> Result<u64, crate::limits::NoPidsLimit> {
         self.budget.pids()
     }
 

@@ -292,6 +292,7 @@ pub(crate) fn sole_open(file: &File) -> bool {
     // let go at once: it was only the question.
     let sole = unsafe { nix::libc::fcntl(fd, nix::libc::F_SETLEASE, nix::libc::F_WRLCK) } == 0;
     if sole {
+        // SAFETY: as above: gives back the lease just taken.
         unsafe { nix::libc::fcntl(fd, nix::libc::F_SETLEASE, nix::libc::F_UNLCK) };
     }
     sole
@@ -336,6 +337,7 @@ pub(crate) fn open_own(path: &Path, write: bool) -> Option<File> {
     // SAFETY: fcntl on a descriptor we own; integers only.
     let flags = unsafe { nix::libc::fcntl(fd, nix::libc::F_GETFL) };
     let blocking = flags >= 0
+        // SAFETY: as above; clears one flag of the file's status flags.
         && unsafe { nix::libc::fcntl(fd, nix::libc::F_SETFL, flags & !nix::libc::O_NONBLOCK) } == 0;
     blocking.then_some(file)
 }

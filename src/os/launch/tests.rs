@@ -33,11 +33,9 @@ pub(crate) fn sh<'a>(script: &str, out: &'a File) -> ChildSetup<'a> {
 /// Waits for `pid`, this test's own child; its exit code.
 pub(crate) fn wait(pid: u32) -> i32 {
     let mut status = 0;
-    // SAFETY: waits for a child of this test.
-    assert_eq!(
-        unsafe { libc::waitpid(pid as i32, &mut status, 0) },
-        pid as i32
-    );
+    // SAFETY: waits for a child of this test, into a status of ours.
+    let waited = unsafe { libc::waitpid(pid as i32, &mut status, 0) };
+    assert_eq!(waited, pid as i32);
     libc::WEXITSTATUS(status)
 }
 

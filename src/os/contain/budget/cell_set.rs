@@ -81,7 +81,7 @@ impl CellSet {
 
     /// Whether it may serve another command.
     pub(crate) fn reusable(&self, budget: &Budget) -> bool {
-        !self.used || (!self.hit && budget.place(Controller::Memory) != Some(Place::V2))
+        !self.used || (!self.hit && budget.place(Controller::Memory) != Some(ControllerHome::V2))
     }
 
     /// Sets `want` on the cell (only what differs from what is set).
@@ -97,8 +97,8 @@ impl CellSet {
         if want.pids != self.applied.pids {
             let v = want.pids.map_or("max".to_string(), |n| n.to_string());
             match budget.place(Controller::Pids) {
-                Some(Place::V2) => self.cell_write("pids.max", &v)?,
-                Some(Place::V1(_)) => self
+                Some(ControllerHome::V2) => self.cell_write("pids.max", &v)?,
+                Some(ControllerHome::V1(_)) => self
                     .v1_cell(budget, Controller::Pids)?
                     .write("pids.max", &v)?,
                 None => {}
@@ -112,8 +112,8 @@ impl CellSet {
             });
             let v1 = quota.map_or("-1".to_string(), |q| q.to_string());
             match budget.place(Controller::Cpu) {
-                Some(Place::V2) => self.cell_write("cpu.max", &v2)?,
-                Some(Place::V1(_)) => {
+                Some(ControllerHome::V2) => self.cell_write("cpu.max", &v2)?,
+                Some(ControllerHome::V1(_)) => {
                     let c = self.v1_cell(budget, Controller::Cpu)?;
                     c.write("cpu.cfs_period_us", &CPU_PERIOD_US.to_string())?;
                     c.write("cpu.cfs_quota_us", &v1)?;
@@ -137,14 +137,14 @@ impl CellSet {
 
     fn set_memory(&mut self, budget: &Budget, bytes: Option<u64>) -> io::Result<()> {
         match budget.place(Controller::Memory) {
-            Some(Place::V2) => {
+            Some(ControllerHome::V2) => {
                 let v = bytes.map_or("max".to_string(), |b| b.to_string());
                 self.cell_write("memory.max", &v)?;
                 self.cell_write("memory.swap.max", if bytes.is_some() { "0" } else { "max" })
                     .or_else(ignore_missing)?;
                 self.cell_write("memory.oom.group", "1")?;
             }
-            Some(Place::V1(_)) => {
+            Some(ControllerHome::V1(_)) => {
                 let v = bytes.map_or("-1".to_string(), |b| b.to_string());
                 let cell = self.v1_cell(budget, Controller::Memory)?;
                 // memsw (memory + swap) may never be below the memory limit:
@@ -211,7 +211,7 @@ impl CellSet {
         if let Some(i) = self.v1.iter().position(|v| v.controller == c) {
             return Ok(&self.v1[i]);
         }
-        let Some(Place::V1(j)) = budget.place(c) else {
+        let Some(ControllerHome::V1(j)) = budget.place(c) else {
             return Err(io::Error::other("no v1 hierarchy"));
         };
         let name = self.cell.name().to_os_string();
@@ -268,7 +268,7 @@ impl CellSet {
         self.reset_peak = true;
         let cpu = usec.map(|u| Duration::from_micros(u.saturating_sub(self.cpu_base)));
         let (peak, out_of_memory) = match budget.place(Controller::Memory) {
-            Some(Place::V2) => {
+            Some(ControllerHome::V2) => {
                 let peak = self
                     .cell_read("memory.peak")
                     .and_then(|s| s.trim().parse().ok());
@@ -294,8 +294,8 @@ impl CellSet {
             },
         };
         let pids_events = match budget.place(Controller::Pids) {
-            Some(Place::V2) => self.cell_read("pids.events"),
-            Some(Place::V1(_)) => self.kept_read(Kept::PidsEventsV1),
+            Some(ControllerHome::V2) => self.cell_read("pids.events"),
+            Some(ControllerHome::V1(_)) => self.kept_read(Kept::PidsEventsV1),
             None => None,
         };
         let pids_hit = pids_events.and_then(|e| field(&e, "max")).unwrap_or(0) > 0;

@@ -42,14 +42,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::limits::{Limits, Usage, DEFAULT_PIDS_LIMIT};
+use crate::limits::{LimitError, Limits, NoPidsLimit, Usage, DEFAULT_PIDS_LIMIT};
 use crate::os::contain::cgroup::v1::{Controller, V1Cell, V1Jail};
 use crate::os::contain::cgroup::{Cell, Jail};
 use crate::os::reaper::{self, Rusage};
 
 /// Where a controller's files are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Place {
+enum ControllerHome {
     V2,
     /// The v1 jail at this index.
     V1(usize),
@@ -71,7 +71,7 @@ pub(crate) struct Budget {
     /// The limits the builder asked for.
     asked: Limits,
     defaults: Limits,
-    places: [Option<Place>; 3],
+    places: [Option<ControllerHome>; 3],
     /// Why a controller has no place.
     missing: [String; 3],
     v1: Vec<V1Jail>,
@@ -89,7 +89,7 @@ impl Budget {
         jail: Result<&Jail, &str>,
         asked: Limits,
         before: &dyn Fn(&Path),
-    ) -> Result<Budget, (&'static str, String)> {
+    ) -> Result<Budget, LimitError> {
         let mut places = [None; 3];
         let mut missing: [String; 3] = Default::default();
         let mut v1 = Vec::new();
@@ -104,7 +104,7 @@ impl Budget {
                 let name = jail.dir().file_name().unwrap_or_default().to_os_string();
                 for (i, c) in Controller::ALL.into_iter().enumerate() {
                     if v2.contains(&c) {
-                        places[i] = Some(Place::V2);
+                        places[i] = Some(ControllerHome::V2);
                         continue;
                     }
                     // Made whatever the builder asked: a command may ask
@@ -113,7 +113,7 @@ impl Budget {
                     // limit there).
                     match V1Jail::create(c, &name.to_string_lossy(), before) {
                         Ok(j) => {
-                            places[i] = Some(Place::V1(v1.len()));
+                            places[i] = Some(ControllerHome::V1(v1.len()));
                             v1.push(j);
                         }
                         Err(e) => {
@@ -137,7 +137,9 @@ impl Budget {
             missing,
             v1,
         };
-        budget.check(&asked).map_err(|(c, why)| (option(c), why))?;
+        budget
+            .check(&asked)
+            .map_err(|(c, why)| LimitError::unavailable(option(c), why))?;
         Ok(budget)
     }
 
@@ -157,11 +159,11 @@ impl Budget {
     }
 
     /// The process limit every command gets, or why there is none.
-    pub(crate) fn pids(&self) -> Result<u64, String> {
+    pub(crate) fn pids(&self) -> Result<u64, NoPidsLimit> {
         match (self.places[1], self.defaults.pids) {
-            (None, _) => Err(self.missing[1].clone()),
+            (None, _) => Err(NoPidsLimit::Unavailable(self.missing[1].clone())),
             (Some(_), Some(n)) if n > 0 => Ok(n),
-            _ => Err("pids_limit is 0".into()),
+            _ => Err(NoPidsLimit::TurnedOff),
         }
     }
 
@@ -184,9 +186,8 @@ impl Budget {
         let Some(over) = over else {
             return Ok(self.defaults);
         };
-        over.check().map_err(|(o, why)| {
-            io::Error::new(io::ErrorKind::InvalidInput, format!("{o}: {why}"))
-        })?;
+        over.check()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         self.check(over).map_err(|(c, why)| {
             io::Error::new(
                 io::ErrorKind::Unsupported,
@@ -214,7 +215,7 @@ impl Budget {
         }
     }
 
-    fn place(&self, c: Controller) -> Option<Place> {
+    fn place(&self, c: Controller) -> Option<ControllerHome> {
         self.places[c as usize]
     }
 

@@ -12,7 +12,7 @@ fn on_cgroup_v2_the_limits_and_the_cost_are_the_cells_files() {
     let budget = Budget {
         asked: Limits::new().memory(64 << 20).cpu(1.5),
         defaults: Limits::new().memory(64 << 20).pids(4096).cpu(1.5),
-        places: [Some(Place::V2); 3],
+        places: [Some(ControllerHome::V2); 3],
         missing: Default::default(),
         v1: Vec::new(),
     };

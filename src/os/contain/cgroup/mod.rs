@@ -295,7 +295,7 @@ impl Cell {
             if left.is_empty() || now >= deadline {
                 return left;
             }
-            let mut polls: Vec<PollFd> = left
+            let mut polls: Vec<PollFd<'_>> = left
                 .iter()
                 .filter_map(|&i| files[i].as_ref())
                 .map(|f| PollFd::new(f.as_fd(), PollFlags::POLLPRI))
