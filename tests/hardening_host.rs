@@ -155,15 +155,9 @@ fn the_server_as_pid_1_leaves_no_zombies() {
     }
     // Every orphan has ended by now or soon; none may stay a zombie.
     let count = "ps -eo stat= | grep -c '^Z' || true";
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (text, _) = s.tool("bash", json!({"command": count}));
-        if text == "0" {
-            break;
-        }
-        assert!(Instant::now() < deadline, "zombies left: {text}");
-        common::poll_pause(Duration::from_millis(100));
-    }
+    common::wait_until("no zombie is left", || {
+        s.tool("bash", json!({"command": count})).0 == "0"
+    });
     // The end of stdin ends the server, which removes its cgroups itself.
     drop(s);
     let left: Vec<String> = pid1_jails()

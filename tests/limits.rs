@@ -12,7 +12,7 @@ mod common;
 
 use std::path::PathBuf;
 use std::process::{Command as Process, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bashtools::{BashTools, Caller, Command, ErrorKind, Limits, Outcome, Tasks};
 use common::*;
@@ -410,19 +410,14 @@ fn a_monitor_is_held_to_the_same_limits() {
     );
     assert!(!r.is_error, "{r:?}");
     let id = id_of(&r);
-    let start = Instant::now();
-    let info = loop {
+    let mut info = None;
+    wait_until("the shell is no longer running", || {
         let r = tools.bash_output(&json!({"bash_id": id}));
-        if !r.text.starts_with("<status>running</status>") {
-            break r;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "the monitor still runs: {}",
-            r.text
-        );
-        poll_pause(Duration::from_millis(50));
-    };
+        let ended = !r.text.starts_with("<status>running</status>");
+        info = Some(r);
+        ended
+    });
+    let info = info.unwrap();
     assert!(
         info.text
             .contains("Out of memory: the command was stopped at its memory limit (64 MiB)"),
@@ -470,21 +465,15 @@ fn the_keeper_removes_every_cgroup_after_the_hosts_sigkill() {
     );
     let _ = child.kill();
     let _ = child.wait();
-    let deadline = Instant::now() + DEADLINE;
     let left = || -> Vec<PathBuf> {
         std::iter::once(jail.clone())
             .chain(v1.iter().cloned())
             .filter(|d| d.exists())
             .collect()
     };
-    while !left().is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "left after the host's SIGKILL: {:?}",
-            left()
-        );
-        poll_pause(Duration::from_millis(50));
-    }
+    wait_until("no cgroup is left after the host's SIGKILL", || {
+        left().is_empty()
+    });
 }
 
 /// The directories named `name` under `root`, two levels deep at most

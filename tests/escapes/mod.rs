@@ -102,12 +102,9 @@ pub fn with_marker(m: &str) -> Vec<(u32, char)> {
 
 /// Waits (generously) until a process with marker `m` runs.
 pub fn wait_started(m: &str) {
-    let end = Instant::now() + Duration::from_secs(30);
-    while with_marker(m).is_empty() {
-        assert!(Instant::now() < end, "the escape {m} never started");
-        // A process appearing signals nothing: looked for again.
-        crate::common::poll_pause(Duration::from_millis(10));
-    }
+    crate::common::wait_until(&format!("the escape {m} starts"), || {
+        !with_marker(m).is_empty()
+    });
 }
 
 /// Waits until nothing with marker `m` is left; returns what is left at the

@@ -59,13 +59,7 @@ pub fn fork_drop() {
         &json!({"command": "echo started; sleep 1000", "run_in_background": true}),
         &me,
     );
-    let id = r
-        .text
-        .split("ID: ")
-        .nth(1)
-        .and_then(|s| s.split([')', '.']).next())
-        .expect("an id")
-        .to_string();
+    let id = r.task_id.clone().expect("a background shell's id");
     let outdir = tools.output_directory().to_path_buf();
     // SAFETY: the child only drops the tools and exits; glibc's fork keeps
     // the allocator usable in the child.

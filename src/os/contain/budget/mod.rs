@@ -1,5 +1,6 @@
 //! Budgets: the memory, process and CPU limits of each command's cell, and
-//! what the command cost, read back from it (SPEC §11).
+//! what the command cost, read back from it (the limits options and `Usage`:
+//! contract §11, "Limits and accounting", in `docs/contract.md`).
 //!
 //! Each controller is used where the host offers it, and only under the
 //! cgroup the host runs in:
