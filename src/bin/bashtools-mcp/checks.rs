@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bashtools::defaults as d;
 
-use crate::cli::{secs_text, UsageError};
+use crate::values::{secs_text, UsageError};
 
 /// The timeouts as given (`None`: the default), checked against each other
 /// once every flag is read.

@@ -10,6 +10,8 @@
 
 mod checks;
 mod cli;
+mod flags;
+mod values;
 
 use std::process::ExitCode;
 
@@ -29,7 +31,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         // One line, naming the flag as it was written.
-        Err(cli::UsageError(message)) => {
+        Err(values::UsageError(message)) => {
             eprintln!("bashtools-mcp: {message} (see --help)");
             return ExitCode::from(2);
         }
