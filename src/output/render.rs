@@ -155,63 +155,9 @@ impl Render {
     }
 
     fn char(&mut self, c: char, emit: &mut impl FnMut(&str, usize)) {
-        match self.esc {
-            Seq::None => {}
-            Seq::Start => {
-                self.esc = match c {
-                    '[' => Seq::Csi,
-                    ']' => Seq::Osc,
-                    '\u{20}'..='\u{2f}' => Seq::Intermediate,
-                    _ => Seq::None,
-                };
-                self.pending += c.len_utf8() as u64;
-                if self.esc == Seq::None {
-                    self.pending = 0;
-                }
-                return;
-            }
-            Seq::Csi => {
-                self.pending += c.len_utf8() as u64;
-                if ('\u{40}'..='\u{7e}').contains(&c) {
-                    self.esc = Seq::None;
-                    self.pending = 0;
-                }
-                return;
-            }
-            Seq::Intermediate => {
-                self.pending += c.len_utf8() as u64;
-                if !('\u{20}'..='\u{2f}').contains(&c) {
-                    self.esc = Seq::None;
-                    self.pending = 0;
-                }
-                return;
-            }
-            Seq::Osc => {
-                self.pending += c.len_utf8() as u64;
-                match c {
-                    '\u{7}' => {
-                        self.esc = Seq::None;
-                        self.pending = 0;
-                    }
-                    '\u{1b}' => self.esc = Seq::OscStop,
-                    _ => {}
-                }
-                return;
-            }
-            Seq::OscStop => {
-                self.pending += c.len_utf8() as u64;
-                // `ESC \` ends the string; after a lone ESC the string goes
-                // on, and this char is read as part of it.
-                self.esc = match c {
-                    '\\' | '\u{7}' => Seq::None,
-                    '\u{1b}' => Seq::OscStop,
-                    _ => Seq::Osc,
-                };
-                if self.esc == Seq::None {
-                    self.pending = 0;
-                }
-                return;
-            }
+        if self.esc != Seq::None {
+            self.escape(c);
+            return;
         }
         if self.cr {
             self.cr = false;
@@ -249,6 +195,42 @@ impl Render {
                     self.col = 0;
                 }
             }
+        }
+    }
+
+    /// One char inside an escape sequence: it belongs to the sequence
+    /// (counted in `pending`, shown nowhere), and says where the sequence
+    /// goes next; once it ends, nothing of it is pending.
+    fn escape(&mut self, c: char) {
+        self.pending += c.len_utf8() as u64;
+        self.esc = match self.esc {
+            Seq::None => Seq::None,
+            Seq::Start => match c {
+                '[' => Seq::Csi,
+                ']' => Seq::Osc,
+                '\u{20}'..='\u{2f}' => Seq::Intermediate,
+                _ => Seq::None,
+            },
+            // A final byte ends a control sequence.
+            Seq::Csi if ('\u{40}'..='\u{7e}').contains(&c) => Seq::None,
+            Seq::Csi => Seq::Csi,
+            Seq::Intermediate if ('\u{20}'..='\u{2f}').contains(&c) => Seq::Intermediate,
+            Seq::Intermediate => Seq::None,
+            Seq::Osc => match c {
+                '\u{7}' => Seq::None,
+                '\u{1b}' => Seq::OscStop,
+                _ => Seq::Osc,
+            },
+            // `ESC \` ends the string; after a lone ESC the string goes on,
+            // and this char is read as part of it.
+            Seq::OscStop => match c {
+                '\\' | '\u{7}' => Seq::None,
+                '\u{1b}' => Seq::OscStop,
+                _ => Seq::Osc,
+            },
+        };
+        if self.esc == Seq::None {
+            self.pending = 0;
         }
     }
 

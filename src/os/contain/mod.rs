@@ -31,12 +31,12 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use crate::limits::{LimitError, Limits};
-use crate::os::contain::budget::{Budget, CellSet};
-use crate::os::contain::cgroup::Jail;
-use crate::os::contain::keeper::{Keeper, Told};
 use crate::os::launch::Via;
 use crate::os::reaper::Rusage;
 use crate::os::sys;
+use budget::{Budget, CellSet};
+use cgroup::Jail;
+use keeper::{Keeper, Told};
 
 /// How the commands of a `BashTools` are held, so that stopping one stops
 /// everything it started.

@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use nix::sys::signal::Signal;
 
+use super::cgroup::Cell;
+use super::group;
 use super::{Contain, Entry, Hold, Key};
-use crate::os::contain::cgroup::Cell;
-use crate::os::contain::group;
 
 impl Contain {
     /// Whether `key`'s leader has ended while processes it started still run.
@@ -167,14 +167,13 @@ impl Contain {
                 .collect()
         };
         let live = group::lingering(&ended, &self.mark_entry);
-        let gone = self.take(|h| {
-            h.is_session() && h.exited() && h.ended_session().map_or(true, |s| !live.contains(&s))
-        });
+        let gone = self
+            .take(|h| h.session_ended() && h.ended_session().map_or(true, |s| !live.contains(&s)));
         let mut holds = self.holds.lock();
         let left = holds
             .by_key
             .values()
-            .filter(|e| e.hold.is_session() && e.hold.exited())
+            .filter(|e| e.hold.session_ended())
             .count();
         holds.ended_sessions = left;
         holds.after_prune = left;

@@ -248,9 +248,38 @@ fn descriptors(
             len: 0,
         },
     };
+    let (mut moves, n) = plan(setup, &staged)?;
+    let moves = &mut moves[..n];
+    let above = moves.iter().map(|m| m.1).max().unwrap_or(2) + 1;
+    unshadow(moves, above)?;
+    // The ruleset is no move's source, but must not be a move's target.
+    let mut ruleset = setup.ruleset.map(|fd| staged.at(fd.as_raw_fd()));
+    if let Some(fd) = ruleset.filter(|&fd| moves.iter().any(|m| m.1 == fd)) {
+        ruleset = Some(dup_above(fd, above)?);
+    }
+    for &(src, dst) in moves.iter() {
+        let r = if src == dst {
+            // dup2 onto itself keeps close-on-exec: clear it instead.
+            // SAFETY: a descriptor of ours; no pointers.
+            unsafe { libc::fcntl(src, libc::F_SETFD, 0) }
+        } else {
+            // SAFETY: descriptors of ours; no pointers.
+            unsafe { libc::dup2(src, dst) }
+        };
+        check(r.into()).map_err(|e| (Step::Descriptors, e))?;
+    }
+    cloexec_all_but_kept(setup).map(|()| ruleset)
+}
+
+/// (source, target) of every descriptor the program gets: stdio, then the
+/// kept ones; the first `n` of the array.
+type Moves = [(RawFd, RawFd); 3 + MAX_KEPT];
+
+/// The moves `setup` asks for, with the sources where staging put them;
+/// opens `/dev/null` or the terminal where asked.
+fn plan(setup: &ChildSetup<'_>, staged: &Staged) -> Result<(Moves, usize), (Step, i32)> {
     let src = |fd: RawFd| staged.at(fd);
-    // (source, target) of every descriptor the program gets.
-    let mut moves = [(-1 as RawFd, -1 as RawFd); 3 + MAX_KEPT];
+    let mut moves: Moves = [(-1, -1); 3 + MAX_KEPT];
     let stdin = match setup.stdin {
         Input::Null => open(c"/dev/null", libc::O_RDONLY | libc::O_CLOEXEC)?,
         Input::Fd(fd) => src(fd.as_raw_fd()),
@@ -278,16 +307,16 @@ fn descriptors(
     for (m, &(fd, at)) in moves[3..n].iter_mut().zip(setup.kept()) {
         *m = (src(fd), at);
     }
-    let moves = &mut moves[..n];
-    let above = moves.iter().map(|m| m.1).max().unwrap_or(2) + 1;
-    // A source that is another move's target would be overwritten before
-    // it is copied: move it above every target first.
+    Ok((moves, n))
+}
+
+/// A source that is another move's target would be overwritten before it
+/// is copied: each such source is moved to `above` or higher first.
+fn unshadow(moves: &mut [(RawFd, RawFd)], above: RawFd) -> Result<(), (Step, i32)> {
     for i in 0..moves.len() {
         let src = moves[i].0;
         if moves.iter().enumerate().any(|(j, m)| j != i && m.1 == src) {
-            // SAFETY: duplicates a descriptor of ours.
-            let copy = check(unsafe { libc::fcntl(src, libc::F_DUPFD_CLOEXEC, above) }.into())
-                .map_err(|e| (Step::Descriptors, e))? as RawFd;
+            let copy = dup_above(src, above)?;
             for m in moves.iter_mut() {
                 if m.0 == src {
                     m.0 = copy;
@@ -295,30 +324,19 @@ fn descriptors(
             }
         }
     }
-    // The ruleset is no move's source, but must not be a move's target.
-    let mut ruleset = setup
-        .ruleset
-        .map(|fd| fd.as_raw_fd())
-        .map(|fd| staged.at(fd));
-    if let Some(fd) = ruleset.filter(|&fd| moves.iter().any(|m| m.1 == fd)) {
-        // SAFETY: duplicates a descriptor of ours.
-        let copy = check(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, above) }.into())
-            .map_err(|e| (Step::Descriptors, e))?;
-        ruleset = Some(copy as RawFd);
-    }
-    for &(src, dst) in moves.iter() {
-        // SAFETY (both): descriptors of ours; no pointers.
-        let r = if src == dst {
-            // dup2 onto itself keeps close-on-exec: clear it instead.
-            // SAFETY: as above.
-            unsafe { libc::fcntl(src, libc::F_SETFD, 0) }
-        } else {
-            // SAFETY: as above.
-            unsafe { libc::dup2(src, dst) }
-        };
-        check(r.into()).map_err(|e| (Step::Descriptors, e))?;
-    }
-    // Every descriptor from 3 up, but the kept ones, closes at exec.
+    Ok(())
+}
+
+/// A close-on-exec copy of `fd` at `above` or higher.
+fn dup_above(fd: RawFd, above: RawFd) -> Result<RawFd, (Step, i32)> {
+    // SAFETY: duplicates a descriptor of ours; no pointers.
+    check(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, above) }.into())
+        .map(|copy| copy as RawFd)
+        .map_err(|e| (Step::Descriptors, e))
+}
+
+/// Every descriptor from 3 up, but the kept ones, closes at exec.
+fn cloexec_all_but_kept(setup: &ChildSetup<'_>) -> Result<(), (Step, i32)> {
     let mut kept = [0 as RawFd; MAX_KEPT];
     let kept = &mut kept[..setup.kept().len()];
     for (k, &(_, at)) in kept.iter_mut().zip(setup.kept()) {
@@ -332,8 +350,7 @@ fn descriptors(
         }
         from = at + 1;
     }
-    cloexec_range(from, RawFd::MAX)?;
-    Ok(ruleset)
+    cloexec_range(from, RawFd::MAX)
 }
 
 /// Marks descriptors `lo..=hi` close-on-exec: `close_range(2)` with

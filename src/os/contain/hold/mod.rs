@@ -45,6 +45,12 @@ impl Hold {
         matches!(self, Hold::Session(_))
     }
 
+    /// Whether the command is held by its session and its leader has been
+    /// reaped (spawned or not).
+    pub(super) fn session_ended(&self) -> bool {
+        matches!(self, Hold::Session(s) if s.exited)
+    }
+
     /// The leader was spawned as `pid` (which names its session).
     pub(super) fn spawned(&mut self, pid: u32) {
         if let Hold::Session(s) = self {
