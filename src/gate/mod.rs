@@ -107,7 +107,7 @@
 //! (`[ -v 'a[$(cmd)]' ]` runs cmd).
 //!
 //! The reading follows bash 5.2 and is checked against it on every test run
-//! (`tests/gate_differential.rs`): generated lines the gate accepts are run under a bash
+//! (`tests/it/gate_differential.rs`): generated lines the gate accepts are run under a bash
 //! that records every program it starts and the environment it passes.
 //!
 //! # Known gaps

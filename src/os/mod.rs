@@ -14,7 +14,7 @@
 //! | `process` | the seam the shells use, composed of the above | `process::Process` |
 //!
 //! They depend one way, in this order (a subsystem uses only those of a
-//! lower rank; `tests/layers.rs` checks it): `sys`; `sandbox`; `launch`;
+//! lower rank; `tests/it/layers.rs` checks it): `sys`; `sandbox`; `launch`;
 //! `reaper`, `files`, `terminals`, `bash`; `contain`; `process`.
 //!
 //! Nothing here knows about tools, texts or shells: it imports only the

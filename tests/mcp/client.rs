@@ -463,36 +463,40 @@ pub fn output_path(text: &str) -> std::path::PathBuf {
 /// `marker` and whose parent is `parent`: the leader of a shell the server
 /// started.
 pub fn leader_with(parent: u32, marker: &str) -> u32 {
-    let end = Instant::now() + DEADLINE;
-    loop {
-        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-                continue;
-            };
-            let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            let Some(close) = stat.rfind(')') else {
-                continue;
-            };
-            let ppid: u32 = stat[close + 1..]
-                .split_whitespace()
-                .nth(1)
-                .and_then(|p| p.parse().ok())
-                .unwrap_or(0);
-            if ppid == parent && String::from_utf8_lossy(&cmdline).contains(marker) {
-                return pid;
-            }
+    let mut found = None;
+    crate::common::wait_until(
+        &format!("a process with {marker:?} runs under {parent}"),
+        || {
+            found = child_with(parent, marker);
+            found.is_some()
+        },
+    );
+    found.unwrap()
+}
+
+/// The child of `parent` whose command line contains `marker`, if one runs.
+fn child_with(parent: u32, marker: &str) -> Option<u32> {
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
+        let ppid: u32 = stat[close + 1..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        if ppid == parent && String::from_utf8_lossy(&cmdline).contains(marker) {
+            return Some(pid);
         }
-        assert!(
-            Instant::now() < end,
-            "no process with {marker:?} under {parent}"
-        );
-        // A process appearing signals nothing: looked for again after a
-        // pause (the deadline above bounds the whole search).
-        std::thread::sleep(Duration::from_millis(10));
     }
+    None
 }

@@ -1,11 +1,9 @@
 //! The `kill_shell` tool: every text of SPEC section 4 for `kill_shell`, and
 //! that the whole process group goes.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 fn background(t: &bashtools::BashTools, command: &str) -> String {

@@ -2,9 +2,7 @@
 //! `bash -c` alone would fail with E2BIG) runs anyway, with the semantics of
 //! a short one.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[test]

@@ -1,13 +1,11 @@
 //! Task notifications of background shells (SPEC section 5): exactly one per
 //! shell that ends, to the right recipient, in the exact form.
 
-mod common;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::common::*;
 use bashtools::{Caller, Tasks};
-use common::*;
 use serde_json::json;
 
 fn with_tasks() -> (bashtools::BashTools, Tasks) {

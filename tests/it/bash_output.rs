@@ -1,15 +1,13 @@
 //! The `bash_output` tool: every text and behaviour of SPEC section 4 for
 //! `bash_output`, blocking and as a `Pending`.
 
-mod common;
-
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 fn background(t: &bashtools::BashTools, command: &str) -> String {

@@ -678,7 +678,7 @@ fn words_that_expand_to_options_run_only_listed_commands() {
 
 #[test]
 fn corpus_lines_run_only_listed_commands() {
-    let corpus = include_str!("gate_corpus.txt");
+    let corpus = include_str!("../gate_corpus.txt");
     let stubs: Vec<&str> = CORPUS_ALLOWED
         .iter()
         .chain(CORPUS_UNLISTED)

@@ -2,13 +2,8 @@
 //! over pipes (SPEC section 9). Handshakes, the stateless form, the tools,
 //! notifications, concurrency, cancellation, bad input and shutdown.
 
-#[path = "mcp/client.rs"]
-mod client;
-mod common;
-mod escapes;
-
-use client::{leader_with, meta, output_path, task_id, tool_result, Server};
-use common::assert_gone;
+use crate::client::{leader_with, meta, output_path, task_id, tool_result, Server};
+use crate::common::assert_gone;
 use nix::sys::signal::Signal;
 use serde_json::{json, Value};
 
@@ -241,7 +236,7 @@ fn background_bash_is_read_with_bash_output_and_stopped_with_kill_shell() {
     );
     let id = task_id(&text, "bash");
     let mut seen = String::new();
-    common::wait_until("bash_output shows the first line", || {
+    crate::common::wait_until("bash_output shows the first line", || {
         let (out, err) = s.tool("bash_output", json!({"bash_id": id}));
         assert!(!err, "{out}");
         assert!(out.starts_with("<status>running</status>"), "{out}");
@@ -480,8 +475,8 @@ fn rss_kib(pid: u32) -> u64 {
 fn a_client_that_stops_reading_holds_the_server_back_not_its_memory() {
     use std::io::{BufRead, Write};
     use std::process::{Command, Stdio};
-    let dir = common::Scratch::new("unread");
-    let mut child = Command::new(client::BIN)
+    let dir = crate::common::Scratch::new("unread");
+    let mut child = Command::new(crate::client::BIN)
         .args(["--output-limit", "1000000", "--kill-grace", "0.5"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -514,7 +509,7 @@ fn a_client_that_stops_reading_holds_the_server_back_not_its_memory() {
         // Until this call has run; a call held back never does.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while !done(i).exists() && std::time::Instant::now() < deadline {
-            common::poll_pause(std::time::Duration::from_millis(10));
+            crate::common::poll_pause(std::time::Duration::from_millis(10));
         }
         if !done(i).exists() {
             held = Some(i);
@@ -593,7 +588,7 @@ fn cancelling_a_foreground_bash_stops_its_group_and_sends_nothing() {
     // The id is free again once the cancelled call has finished; reusing it
     // shows that, and everything answered for it must be the new call.
     let mut answers = Vec::new();
-    common::wait_until("the cancelled call has finished", || {
+    crate::common::wait_until("the cancelled call has finished", || {
         s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": "bash", "arguments": {"command": "echo again"}}}));
         let r = s.response(&id);
@@ -880,7 +875,7 @@ fn escapes_are_stopped_at_the_servers_end(end: End, session: bool) {
     });
     s.initialize("2025-06-18");
     // Its stderr is read by a thread of its own: wait for the line.
-    common::wait_until("the server says its containment", || {
+    crate::common::wait_until("the server says its containment", || {
         s.stderr().contains("containment: ")
     });
     let cgroup = s.stderr().contains("containment: a cgroup per command");
@@ -894,18 +889,18 @@ fn escapes_are_stopped_at_the_servers_end(end: End, session: bool) {
         return;
     }
     let mut markers = Vec::new();
-    for escape in escapes::ALL {
+    for escape in crate::escapes::ALL {
         if !escape.available() {
             eprintln!("SKIP: {escape:?} needs a tool this machine lacks");
             continue;
         }
-        let m = escapes::marker();
+        let m = crate::escapes::marker();
         let (text, err) = s.tool(
             "bash",
             json!({"command": format!("{}\necho started", escape.command(&m))}),
         );
         assert_eq!((text.as_str(), err), ("started", false), "{escape:?}");
-        escapes::wait_started(&m);
+        crate::escapes::wait_started(&m);
         markers.push((escape, m));
     }
     match end {
@@ -925,7 +920,7 @@ fn escapes_are_stopped_at_the_servers_end(end: End, session: bool) {
         std::time::Duration::from_millis(1)
     };
     for (escape, m) in markers {
-        let left = escapes::left_after(&m, wait);
+        let left = crate::escapes::left_after(&m, wait);
         assert!(left.is_empty(), "{end:?}: {escape:?} survived: {left:?}");
     }
 }
@@ -993,10 +988,10 @@ fn the_schema_check_refuses_what_the_official_types_refuse() {
         json!({"jsonrpc": "2.0", "id": 1, "error": {"code": "x"}}),
     ];
     for m in bad {
-        assert!(client::schema_check(&m).is_err(), "{m}");
+        assert!(crate::client::schema_check(&m).is_err(), "{m}");
     }
     let good = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}], "isError": false}});
-    assert_eq!(client::schema_check(&good), Ok(()));
+    assert_eq!(crate::client::schema_check(&good), Ok(()));
 }
 
 /// `--sandbox` over MCP: a write outside the working directory fails with
@@ -1033,7 +1028,7 @@ fn the_sandbox_flags_restrict_commands_and_the_start_says_what_holds_them() {
     assert!(!probe.exists(), "the sandbox let a write outside through");
     let (text, err) = s.tool("bash", json!({"command": "touch inside && echo ok"}));
     assert_eq!((text.as_str(), err), ("ok", false));
-    common::wait_until("the start-up lines are on stderr", || {
+    crate::common::wait_until("the start-up lines are on stderr", || {
         let e = s.stderr();
         e.contains("bashtools-mcp: sandbox: Landlock ABI")
             && e.contains("bashtools-mcp: containment: ")
@@ -1173,14 +1168,14 @@ fn claude_code_gets_each_notification_as_a_channel_event() {
 fn task_call(s: &mut Server, arguments: Value) -> Value {
     s.call(
         "tools/call",
-        json!({"_meta": client::task_meta(), "name": "bash", "arguments": arguments}),
+        json!({"_meta": crate::client::task_meta(), "name": "bash", "arguments": arguments}),
     )
 }
 
 fn task_request(s: &mut Server, method: &str, task: &str) -> Value {
     s.call(
         method,
-        json!({"_meta": client::task_meta(), "taskId": task}),
+        json!({"_meta": crate::client::task_meta(), "taskId": task}),
     )
 }
 
@@ -1218,7 +1213,7 @@ fn a_bash_call_still_running_answers_with_a_task_that_ends_with_its_result() {
     // A stream for it: acknowledged, then told of its end.
     let listen = s.request(
         "subscriptions/listen",
-        json!({"_meta": client::task_meta(), "notifications": {"taskIds": [id]}}),
+        json!({"_meta": crate::client::task_meta(), "notifications": {"taskIds": [id]}}),
     );
     let ack = s
         .next_matching(std::time::Duration::from_secs(60), |m| {
@@ -1273,7 +1268,7 @@ fn a_bash_call_still_running_answers_with_a_task_that_ends_with_its_result() {
         "tools/call",
         json!({"name": "bash", "arguments": {"command": "echo plain"}, "_meta": meta()}),
     );
-    let carried = client::carried(&plain);
+    let carried = crate::client::carried(&plain);
     assert!(
         carried
             .iter()
@@ -1349,7 +1344,7 @@ fn run_in_background_names_its_task_and_bad_task_requests_are_refused() {
         json!({})
     );
     for gone in ["tasks/list", "tasks/result"] {
-        let r = s.call(gone, json!({"_meta": client::task_meta()}));
+        let r = s.call(gone, json!({"_meta": crate::client::task_meta()}));
         assert_eq!(error_code(&r), -32601, "{gone}: {r}");
     }
     // A classic session never sees a task.

@@ -1,13 +1,11 @@
 //! `async_tools` (SPEC section 8): definitions whose handlers return a
 //! `Pending`, with the caller asked at each call.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use crate::common::*;
 use bashtools::{AsyncTool, AsyncToolsOptions, Tasks};
-use common::*;
 use serde_json::json;
 
 fn find<'a>(tools: &'a [AsyncTool], name: &str) -> &'a AsyncTool {

@@ -1,13 +1,11 @@
 //! The Tasks registry (SPEC section 6): application entries, reading and
 //! stopping them through the tools, and the per-recipient queues.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use crate::common::*;
 use bashtools::{NewTask, TaskStatus, Tasks};
-use common::*;
 use serde_json::json;
 
 #[test]

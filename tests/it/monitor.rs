@@ -1,12 +1,10 @@
 //! The `monitor` tool (SPEC sections 4 and 7): its texts, batching, limits,
 //! timeout and end notices, on real processes.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
+use crate::common::*;
 use bashtools::{BashTools, Caller, MonitorOptions, Notification, Tasks};
-use common::*;
 use crossbeam_channel::Receiver;
 use serde_json::json;
 

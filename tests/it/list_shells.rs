@@ -2,10 +2,8 @@
 //! first, in SPEC section 4's exact form, across running, completed,
 //! failed and killed shells and monitors.
 
-mod common;
-
+use crate::common::*;
 use bashtools::{ShellId, Tasks};
-use common::*;
 use serde_json::json;
 
 /// `ID (STATUS[, exit code N], ELAPSED): WHAT` split into its parts, with

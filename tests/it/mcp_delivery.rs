@@ -2,14 +2,10 @@
 //! result, waiting without polling, progress, a clean end of session),
 //! with the built `bashtools-mcp` driven over pipes.
 
-#[path = "mcp/client.rs"]
-mod client;
-mod common;
-
 use std::time::{Duration, Instant};
 
-use client::{carried, leader_with, task_id, tool_result, Server, DEADLINE};
-use common::assert_gone;
+use crate::client::{carried, leader_with, task_id, tool_result, Server, DEADLINE};
+use crate::common::assert_gone;
 use serde_json::{json, Value};
 
 fn call(s: &mut Server, name: &str, arguments: Value) -> Value {
@@ -410,7 +406,7 @@ fn a_client_that_stops_reading_cannot_hold_up_the_end() {
     use std::io::Write;
     use std::process::{Command, Stdio};
     use wait_timeout::ChildExt;
-    let mut child = Command::new(client::BIN)
+    let mut child = Command::new(crate::client::BIN)
         .args(["--kill-grace", "0.5"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -7,15 +7,13 @@
 //! Where there is no sshd, or it cannot run here, the test says so on
 //! stderr and checks the same through a plain pipe instead.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_bashtools-mcp");

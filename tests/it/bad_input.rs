@@ -3,13 +3,11 @@
 //! `src/texts.rs`; timeouts out of range are not errors (SPEC section 4);
 //! a builder that cannot work fails at `build()`.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
+use crate::common::*;
 use bashtools::{BashTools, ToolResult};
-use common::*;
 use serde_json::{json, Value};
 
 const NO_COMMAND: &str = "No command given: the command parameter must be a non-empty string";

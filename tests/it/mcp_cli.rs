@@ -2,12 +2,9 @@
 //! (usage on stderr, exit 2), and each option of SPEC section 3 taking
 //! effect in a served tool call.
 
-#[path = "mcp/client.rs"]
-mod client;
-
 use std::process::{Command, Output};
 
-use client::{output_path, task_id, Server, BIN};
+use crate::client::{output_path, task_id, Server, BIN};
 use serde_json::json;
 
 fn run(args: &[&str]) -> Output {

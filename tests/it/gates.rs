@@ -2,10 +2,8 @@
 //! every simple command of a line, the validator is asked after it, and a
 //! refused command starts nothing — foreground, background and monitor.
 
-mod common;
-
+use crate::common::*;
 use bashtools::Tasks;
-use common::*;
 use serde_json::json;
 
 /// Lines that must be refused with `allowed_commands(["echo", "cat"])`, each
