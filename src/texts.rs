@@ -315,12 +315,18 @@ pub(crate) fn pids_reached(limit: u64) -> String {
 
 /// §8: the last lines of a result whose command exported a variable that
 /// is not carried to the next commands.
-pub(crate) fn not_kept(name: &str, too_large: bool) -> String {
-    if too_large {
-        format!("Note: {name} was not kept: the carried environment is limited to 64 KiB")
-    } else {
-        format!("Note: {name} was not kept: it changes what runs")
-    }
+pub(crate) fn not_kept_too_large(name: &str) -> String {
+    format!("Note: {name} was not kept: the carried environment is limited to 64 KiB")
+}
+
+/// §8: as above, for a variable the gate refuses to assign.
+pub(crate) fn not_kept_changes_what_runs(name: &str) -> String {
+    format!("Note: {name} was not kept: it changes what runs")
+}
+
+/// §8: as above, for a variable that changes how bash starts.
+pub(crate) fn not_kept_shapes_bash(name: &str) -> String {
+    format!("Note: {name} was not kept: it changes how bash starts")
 }
 
 /// §4 truncation marker between head and tail.

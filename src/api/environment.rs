@@ -9,7 +9,8 @@
 //! from start to end: the next command gets them as environment entries.
 //!
 //! Not carried: what bash itself changes at every start (`SHLVL`, `PWD`,
-//! `OLDPWD`, `_`), the crate's own marks, functions (never listed), and —
+//! `OLDPWD`, `_`), the crate's own marks, functions (never listed), what
+//! changes how bash starts (`SHAPES_BASH`, with a note), and —
 //! under an allow-list — a variable the gate refuses to assign, and what
 //! passes 64 KiB; each of the last two with a note in the result.
 
@@ -24,6 +25,20 @@ use crate::os::process::is_internal;
 
 /// Names bash sets itself in every shell: never a command's change.
 const BASH_OWN: [&str; 4] = ["SHLVL", "PWD", "OLDPWD", "_"];
+
+/// Names that change how bash itself starts: options set before the first
+/// word (`SHELLOPTS` can hold `noexec`, `BASHOPTS` `extdebug`), POSIX mode
+/// (which skips the startup file that records a command's end), and the
+/// startup files themselves. Carried, one command could change how every
+/// later one starts — or stop them recording anything, for good. Never
+/// carried, allow-list or not.
+const SHAPES_BASH: [&str; 5] = [
+    "SHELLOPTS",
+    "BASHOPTS",
+    "POSIXLY_CORRECT",
+    "BASH_ENV",
+    "ENV",
+];
 
 impl Core {
     /// The carried environment of `recipient`, for its next command.
@@ -120,6 +135,12 @@ fn carry(
     let mut size = 0usize;
     for (name, value) in changes {
         let changed_now = start(&name) != value;
+        if SHAPES_BASH.iter().any(|n| name == *n) {
+            if changed_now {
+                not_kept.push(NotKept::ShapesBash(name));
+            }
+            continue;
+        }
         if gated && crate::gate::changes_what_runs(&name.to_string_lossy()) {
             // Never carried under an allow-list; said only when this
             // command changed it.

@@ -133,6 +133,10 @@ pub enum NotKept {
     ChangesWhatRuns(std::ffi::OsString),
     /// Past the 64 KiB the carried environment may hold.
     TooLarge(std::ffi::OsString),
+    /// A variable that changes how bash itself starts (`SHELLOPTS`,
+    /// `BASHOPTS`, `POSIXLY_CORRECT`, `BASH_ENV`, `ENV`): never carried,
+    /// allow-list or not, so no command can change how the next ones start.
+    ShapesBash(std::ffi::OsString),
 }
 
 impl Exited {

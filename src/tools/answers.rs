@@ -124,8 +124,11 @@ pub(crate) fn exited(e: &Exited) -> ToolResult {
     let mut result = with_usage(result, Some(e.usage()));
     for n in e.not_kept() {
         let line = match n {
-            NotKept::ChangesWhatRuns(name) => texts::not_kept(&name.to_string_lossy(), false),
-            NotKept::TooLarge(name) => texts::not_kept(&name.to_string_lossy(), true),
+            NotKept::ChangesWhatRuns(name) => {
+                texts::not_kept_changes_what_runs(&name.to_string_lossy())
+            }
+            NotKept::TooLarge(name) => texts::not_kept_too_large(&name.to_string_lossy()),
+            NotKept::ShapesBash(name) => texts::not_kept_shapes_bash(&name.to_string_lossy()),
         };
         result = result.with_note(&line);
     }

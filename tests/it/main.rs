@@ -24,6 +24,7 @@ mod escapes;
 mod async_tools;
 mod bad_input;
 mod bash_output;
+mod carried_state;
 mod gate_differential;
 mod gates;
 mod kill_shell;

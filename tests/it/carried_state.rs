@@ -1,0 +1,164 @@
+//! Hardening of the carried state (`persist_working_directory`,
+//! `persist_environment`): no command can brick the session. A variable
+//! that changes how bash itself starts — `SHELLOPTS`, `BASHOPTS`,
+//! `POSIXLY_CORRECT`, `BASH_ENV`, `ENV` — is never carried, whether the
+//! command exported it or forged its end record, with or without an
+//! allow-list; and `cd` and `export` keep being recorded after such a
+//! command.
+
+use bashtools::{BashTools, NotKept};
+use serde_json::json;
+
+use crate::common::{self, Scratch};
+
+fn tools_in(dir: &Scratch, gated: bool) -> BashTools {
+    let b = common::builder()
+        .working_directory(&dir.0)
+        .persist_working_directory(true)
+        .persist_environment(true);
+    let b = if gated {
+        b.allowed_commands([
+            "export", "set", "cd", "echo", "pwd", "printf", "exec", "true",
+        ])
+    } else {
+        b
+    };
+    b.build().unwrap()
+}
+
+fn run(t: &BashTools, command: &str) -> String {
+    let r = t.bash(&json!({"command": command}), &common::me());
+    assert!(!r.is_error, "{command}: {}", r.text);
+    r.text
+}
+
+/// After the hostile command, the session still records `cd` and `export`
+/// and runs commands.
+fn assert_not_bricked(t: &BashTools, dir: &Scratch) {
+    let sub = dir.0.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    run(
+        t,
+        &format!("cd '{}' && export CARRIED_AFTER=yes", sub.display()),
+    );
+    let text = run(
+        t,
+        "pwd; echo \"v=$CARRIED_AFTER\"; echo \"opts=$SHELLOPTS\"; echo \"be=${BASH_ENV-unset}\"",
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], sub.to_str().unwrap(), "{text}");
+    assert_eq!(lines[1], "v=yes", "{text}");
+    assert!(
+        !lines[2].contains("noexec") && !lines[2].contains("posix"),
+        "{text}"
+    );
+    assert_eq!(lines[3], "be=unset", "{text}");
+}
+
+const SHAPING: [&str; 5] = [
+    "SHELLOPTS",
+    "BASHOPTS",
+    "POSIXLY_CORRECT",
+    "BASH_ENV",
+    "ENV",
+];
+
+#[test]
+fn exporting_posixly_correct_does_not_brick_the_session() {
+    let dir = Scratch::new("carried-posix");
+    let t = tools_in(&dir, false);
+    let text = run(&t, "export POSIXLY_CORRECT=1; echo set");
+    assert!(
+        text.contains("Note: POSIXLY_CORRECT was not kept"),
+        "{text}"
+    );
+    assert_not_bricked(&t, &dir);
+    // Unsetting it afterwards changes nothing either.
+    run(&t, "unset POSIXLY_CORRECT");
+    assert_not_bricked(&t, &dir);
+}
+
+#[test]
+fn under_an_allow_list_assigning_one_is_refused_and_the_session_goes_on() {
+    let dir = Scratch::new("carried-gated");
+    let t = tools_in(&dir, true);
+    for n in SHAPING {
+        let r = t.bash(&json!({"command": format!("export {n}=1")}), &common::me());
+        assert!(
+            r.is_error && r.text.contains("not allowed"),
+            "{n}: {}",
+            r.text
+        );
+    }
+    assert_not_bricked(&t, &dir);
+}
+
+#[test]
+fn exported_shellopts_in_posix_mode_does_not_brick_the_session() {
+    let dir = Scratch::new("carried-shellopts");
+    let t = tools_in(&dir, false);
+    let text = run(&t, "set -o posix; export SHELLOPTS; echo set");
+    assert!(text.contains("Note: SHELLOPTS was not kept"), "{text}");
+    assert_not_bricked(&t, &dir);
+}
+
+#[test]
+fn every_variable_that_shapes_bash_is_never_carried_with_a_note() {
+    {
+        let gated = false;
+        let dir = Scratch::new("carried-shaping");
+        let t = tools_in(&dir, gated);
+        let exports: Vec<String> = SHAPING
+            .iter()
+            .map(|n| format!("export {n}=/tmp/x"))
+            .collect();
+        let r = t.run(
+            &bashtools::Command::new(format!("{}; true", exports.join("; "))),
+            &common::me(),
+        );
+        let Ok(bashtools::Outcome::Exited(e)) = r else {
+            panic!("{r:?}")
+        };
+        for n in SHAPING {
+            assert!(
+                e.not_kept()
+                    .iter()
+                    .any(|k| matches!(k, NotKept::ShapesBash(name) if name == n)),
+                "gated {gated}: {n} not noted: {:?}",
+                e.not_kept()
+            );
+        }
+        let text = run(&t, "for n in SHELLOPTS BASHOPTS POSIXLY_CORRECT BASH_ENV ENV; do printenv $n; done; echo end");
+        assert_eq!(text, "end", "gated {gated}");
+        assert_not_bricked(&t, &dir);
+    }
+}
+
+#[test]
+fn a_forged_end_record_with_noexec_does_not_brick_the_session() {
+    for gated in [false, true] {
+        forged_record(gated);
+    }
+}
+
+fn forged_record(gated: bool) {
+    let dir = Scratch::new("carried-forged");
+    let t = tools_in(&dir, gated);
+    let r = t.bash(
+        &json!({"command": r#"printf '/tmp\n\0declare -x SHELLOPTS="braceexpand:hashall:interactive-comments:noexec"\ndeclare -x BASHOPTS="extdebug"\n' >&63; exec 63>&-"#}),
+        &common::me(),
+    );
+    // Refused by the gate, or run: either way nothing of it is carried.
+    assert!(!r.is_error || gated, "{}", r.text);
+    // Commands still run, foreground and background.
+    assert_eq!(run(&t, "echo still"), "still");
+    let r = t.bash(
+        &json!({"command": "echo bg", "run_in_background": true}),
+        &common::me(),
+    );
+    let id = r.task_id.clone().expect("a background shell");
+    t.wait(&id.as_str().into(), common::DEADLINE).unwrap();
+    let out = t.read_output(&id.as_str().into(), None).unwrap();
+    assert_eq!(out.text(), "bg");
+    assert_not_bricked(&t, &dir);
+}
