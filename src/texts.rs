@@ -316,16 +316,40 @@ pub(crate) fn pids_reached(limit: u64) -> String {
 /// §8: the last lines of a result whose command exported a variable that
 /// is not carried to the next commands.
 pub(crate) fn not_kept_too_large(name: &str) -> String {
+    let name = variable_name(name);
     format!("Note: {name} was not kept: the carried environment is limited to 64 KiB")
 }
 
 /// §8: as above, for a variable the gate refuses to assign.
 pub(crate) fn not_kept_changes_what_runs(name: &str) -> String {
+    let name = variable_name(name);
     format!("Note: {name} was not kept: it changes what runs")
+}
+
+/// §8: as above, past the number of variables carried.
+pub(crate) fn not_kept_too_many(name: &str) -> String {
+    let name = variable_name(name);
+    let most = crate::config::defaults::CARRIED_ENTRIES_LIMIT;
+    format!("Note: {name} was not kept: the carried environment is limited to {most} variables")
+}
+
+/// A variable's name as a note shows it: at most 64 characters (bash
+/// takes names of any length).
+fn variable_name(name: &str) -> String {
+    match name.char_indices().nth(64) {
+        Some((at, _)) => format!("{}…", &name[..at]),
+        None => name.to_string(),
+    }
+}
+
+/// §8: the one line for the notes past the first few.
+pub(crate) fn not_kept_more(n: usize) -> String {
+    format!("Note: {n} more variables were not kept")
 }
 
 /// §8: as above, for a variable that changes how bash starts.
 pub(crate) fn not_kept_shapes_bash(name: &str) -> String {
+    let name = variable_name(name);
     format!("Note: {name} was not kept: it changes how bash starts")
 }
 

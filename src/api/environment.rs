@@ -12,14 +12,15 @@
 //! `OLDPWD`, `_`), the crate's own marks, functions (never listed), what
 //! changes how bash starts (`SHAPES_BASH`, with a note), and —
 //! under an allow-list — a variable the gate refuses to assign, and what
-//! passes 64 KiB; each of the last two with a note in the result.
+//! passes 64 KiB or 256 entries; each of the last two with a note in the
+//! result.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{OsStr, OsString};
 
 use super::core::{Carried, Core, Kept};
 use super::types::NotKept;
-use crate::config::defaults::CARRIED_ENVIRONMENT_LIMIT;
+use crate::config::defaults::{CARRIED_ENTRIES_LIMIT, CARRIED_ENVIRONMENT_LIMIT};
 use crate::os::bash::spawn::base_environment;
 use crate::os::process::is_internal;
 
@@ -152,6 +153,10 @@ fn carry(
         let bytes = name.len() + value.as_ref().map_or(0, |v| v.len());
         if value.is_some() && size + bytes > CARRIED_ENVIRONMENT_LIMIT {
             not_kept.push(NotKept::TooLarge(name));
+            continue;
+        }
+        if next.len() >= CARRIED_ENTRIES_LIMIT {
+            not_kept.push(NotKept::TooMany(name));
             continue;
         }
         size += bytes;

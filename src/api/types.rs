@@ -137,6 +137,8 @@ pub enum NotKept {
     /// `BASHOPTS`, `POSIXLY_CORRECT`, `BASH_ENV`, `ENV`): never carried,
     /// allow-list or not, so no command can change how the next ones start.
     ShapesBash(std::ffi::OsString),
+    /// Past the 256 variables the carried environment may hold.
+    TooMany(std::ffi::OsString),
 }
 
 impl Exited {

@@ -9,6 +9,9 @@ use crate::api::types::{CallError, Exited, NotKept, Outcome, Refusal, StopCause}
 use crate::status::TaskStatus;
 use crate::texts;
 
+/// Not-kept notes shown one by one; past them, one line says how many more.
+const NOTES_SHOWN: usize = 3;
+
 impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let text = match self {
@@ -122,15 +125,22 @@ pub(crate) fn exited(e: &Exited) -> ToolResult {
         ToolResult::error(text)
     };
     let mut result = with_usage(result, Some(e.usage()));
-    for n in e.not_kept() {
+    // A few notes, then one line for the rest: a command that exported
+    // thousands of variables must not get a result of megabytes.
+    let not_kept = e.not_kept();
+    for n in not_kept.iter().take(NOTES_SHOWN) {
         let line = match n {
             NotKept::ChangesWhatRuns(name) => {
                 texts::not_kept_changes_what_runs(&name.to_string_lossy())
             }
             NotKept::TooLarge(name) => texts::not_kept_too_large(&name.to_string_lossy()),
             NotKept::ShapesBash(name) => texts::not_kept_shapes_bash(&name.to_string_lossy()),
+            NotKept::TooMany(name) => texts::not_kept_too_many(&name.to_string_lossy()),
         };
         result = result.with_note(&line);
+    }
+    if not_kept.len() > NOTES_SHOWN {
+        result = result.with_note(&texts::not_kept_more(not_kept.len() - NOTES_SHOWN));
     }
     result
         .with_exit_code(Some(e.code()))

@@ -162,3 +162,52 @@ fn forged_record(gated: bool) {
     assert_eq!(out.text(), "bg");
     assert_not_bricked(&t, &dir);
 }
+
+#[test]
+fn notes_obey_the_output_limit() {
+    let dir = Scratch::new("carried-notes");
+    let t = common::builder()
+        .working_directory(&dir.0)
+        .persist_environment(true)
+        .output_limit(1000)
+        .build()
+        .unwrap();
+    // 30 000 variables: past the count and the size the carried
+    // environment holds, each one not kept.
+    let r = t.bash(
+        &json!({"command": "for i in $(seq 30000); do export VARIABLE_NUMBER_$i=0123456789; done; echo done"}),
+        &common::me(),
+    );
+    assert!(!r.is_error, "{}", r.text);
+    let notes: Vec<&str> = r.text.lines().filter(|l| l.starts_with("Note: ")).collect();
+    assert_eq!(notes.len(), 4, "{}", r.text);
+    assert!(
+        notes[3].starts_with("Note: ") && notes[3].ends_with("more variables were not kept"),
+        "{notes:?}"
+    );
+    assert!(r.text.len() < 1000 + 600, "{} bytes", r.text.len());
+}
+
+#[test]
+fn at_most_256_variables_are_carried_and_the_rest_named() {
+    let dir = Scratch::new("carried-many");
+    let t = tools_in(&dir, false);
+    let text = run(
+        &t,
+        "for i in $(seq 300); do export MANY_$i=; done; echo done",
+    );
+    assert!(
+        text.contains("was not kept: the carried environment is limited to 256 variables"),
+        "{text}"
+    );
+    // Three named, then how many more: every one of the 300 is either
+    // carried or counted.
+    let more: usize = text
+        .rsplit_once("Note: ")
+        .and_then(|(_, l)| l.strip_suffix(" more variables were not kept"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    let carried: usize = run(&t, "env | grep -c '^MANY_'").parse().unwrap();
+    assert!(carried <= 256 && carried > 200, "{carried}");
+    assert_eq!(carried + 3 + more, 300, "{text}");
+}
