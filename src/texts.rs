@@ -342,6 +342,10 @@ fn variable_name(name: &str) -> String {
     }
 }
 
+/// §8: the line of a result whose exported variables passed what is read.
+pub(crate) const NOT_KEPT_UNREAD: &str =
+    "Note: the exported variables past 4 MiB were not read: they keep their values from before";
+
 /// §8: the one line for the notes past the first few.
 pub(crate) fn not_kept_more(n: usize) -> String {
     format!("Note: {n} more variables were not kept")

@@ -196,6 +196,6 @@ pub(crate) type Carried =
 #[derive(Default)]
 pub(crate) struct Kept {
     pub(super) carried: Carried,
-    pub(super) listing: Vec<u8>,
+    pub(super) exports: crate::os::bash::lastdir::Exports,
     pub(super) not_kept: Vec<super::types::NotKept>,
 }

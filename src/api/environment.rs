@@ -21,6 +21,7 @@ use std::ffi::{OsStr, OsString};
 use super::core::{Carried, Core, Kept};
 use super::types::NotKept;
 use crate::config::defaults::{CARRIED_ENTRIES_LIMIT, CARRIED_ENVIRONMENT_LIMIT};
+use crate::os::bash::lastdir::Exports;
 use crate::os::bash::spawn::base_environment;
 use crate::os::process::is_internal;
 
@@ -62,15 +63,15 @@ impl Core {
     /// A foreground command of `recipient` ended with `listing` (bash's
     /// `export -p`): its changes become the recipient's carried
     /// environment. Returns what was not kept, and why.
-    pub(crate) fn keep_exports(&self, recipient: &str, listing: Vec<u8>) -> Vec<NotKept> {
+    pub(crate) fn keep_exports(&self, recipient: &str, listed: Exports) -> Vec<NotKept> {
         if let Some(k) = self.carried.lock().get(recipient) {
-            if k.listing == listing {
+            if k.exports == listed {
                 return k.not_kept.clone();
             }
         }
         // Not bash's listing (a program wrote to the record too): nothing
         // is known of the command's end, and nothing changes.
-        let Some(exports) = crate::os::bash::exports::parse(&listing) else {
+        let Some(exports) = crate::os::bash::exports::parse(&listed.listing) else {
             return Vec::new();
         };
         let base: HashMap<OsString, OsString> =
@@ -80,17 +81,29 @@ impl Core {
             .get(recipient)
             .map(|k| k.carried.clone())
             .unwrap_or_default();
-        let (carried, not_kept) = carry(
+        let ended = Ended {
+            exports,
+            unknown: &listed.too_long,
+            whole: listed.whole,
+        };
+        let (carried, mut not_kept) = carry(
             &base,
             &before,
-            exports,
+            ended,
             self.config.allowed_commands.is_some(),
         );
+        // Too long to read: not kept, and said so by name.
+        let too_long = listed.too_long.iter().cloned().map(NotKept::TooLarge);
+        not_kept.splice(0..0, too_long);
+        if !listed.whole {
+            // First: the notes past the first few are only counted.
+            not_kept.insert(0, NotKept::Unread);
+        }
         kept.insert(
             recipient.to_string(),
             Kept {
                 carried,
-                listing,
+                exports: listed,
                 not_kept: not_kept.clone(),
             },
         );
@@ -98,14 +111,32 @@ impl Core {
     }
 }
 
+/// What a command's record says it ended with.
+struct Ended<'a> {
+    /// The variables read from its listing.
+    exports: Vec<(OsString, OsString)>,
+    /// Variables it listed that could not be read (too long): neither set
+    /// nor unset as far as the carried environment goes.
+    unknown: &'a [OsString],
+    /// Whether the listing is whole; if not, a variable missing from it is
+    /// unknown too, not unset.
+    whole: bool,
+}
+
 /// The carried environment after a command that started from `base` with
-/// `before` carried and ended with `exports`; `gated`: under an allow-list.
+/// `before` carried and ended as `ended` says; `gated`: under an
+/// allow-list.
 fn carry(
     base: &HashMap<OsString, OsString>,
     before: &Carried,
-    exports: Vec<(OsString, OsString)>,
+    ended: Ended<'_>,
     gated: bool,
 ) -> (Carried, Vec<NotKept>) {
+    let Ended {
+        exports,
+        unknown,
+        whole,
+    } = ended;
     let skip = |name: &OsStr| {
         BASH_OWN.iter().any(|n| name == *n)
             || is_internal(name)
@@ -126,9 +157,17 @@ fn carry(
             changes.insert(name.clone(), Some(value.clone()));
         }
     }
+    // Missing from the listing: unset — unless the listing cannot say.
+    let known_missing = |name: &OsString| whole && !unknown.contains(name);
     for name in base.keys().filter(|k| !skip(k)) {
-        if !ended.contains_key(name) {
+        if !ended.contains_key(name) && known_missing(name) {
             changes.insert(name.clone(), None);
+        }
+    }
+    // What the listing cannot say stays as it was before the command.
+    for (name, value) in before {
+        if !ended.contains_key(name) && !known_missing(name) {
+            changes.insert(name.clone(), value.clone());
         }
     }
     let mut next = Carried::new();
@@ -185,8 +224,35 @@ mod tests {
         .collect()
     }
 
-    fn exports(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
-        pairs.iter().map(|(k, v)| (os(k), os(v))).collect()
+    fn exports(pairs: &[(&str, &str)]) -> Ended<'static> {
+        Ended {
+            exports: pairs.iter().map(|(k, v)| (os(k), os(v))).collect(),
+            unknown: &[],
+            whole: true,
+        }
+    }
+
+    #[test]
+    fn what_a_listing_cannot_say_is_neither_unset_nor_dropped() {
+        let before: Carried = [(os("A"), Some(os("1"))), (os("Z"), Some(os("26")))].into();
+        // Cut after HOME: PATH, TERM (the host's) and Z (carried) are
+        // unknown, and stay; A is listed, changed.
+        let cut = Ended {
+            whole: false,
+            ..exports(&[("A", "2"), ("HOME", "/root")])
+        };
+        let (next, _) = carry(&base(), &before, cut, false);
+        let want: Carried = [(os("A"), Some(os("2"))), (os("Z"), Some(os("26")))].into();
+        assert_eq!(next, want);
+        // Whole, but TERM's line too long to read: TERM is not unset, while
+        // PATH, missing, is.
+        let unknown = [os("TERM")];
+        let listed = Ended {
+            unknown: &unknown,
+            ..exports(&[("HOME", "/root")])
+        };
+        let (next, _) = carry(&base(), &Carried::new(), listed, false);
+        assert_eq!(next, [(os("PATH"), None)].into());
     }
 
     #[test]

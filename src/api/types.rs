@@ -139,6 +139,9 @@ pub enum NotKept {
     ShapesBash(std::ffi::OsString),
     /// Past the 256 variables the carried environment may hold.
     TooMany(std::ffi::OsString),
+    /// The command's exported variables passed 4 MiB: those past that were
+    /// not read, and keep the values they had before it.
+    Unread,
 }
 
 impl Exited {

@@ -136,6 +136,7 @@ pub(crate) fn exited(e: &Exited) -> ToolResult {
             NotKept::TooLarge(name) => texts::not_kept_too_large(&name.to_string_lossy()),
             NotKept::ShapesBash(name) => texts::not_kept_shapes_bash(&name.to_string_lossy()),
             NotKept::TooMany(name) => texts::not_kept_too_many(&name.to_string_lossy()),
+            NotKept::Unread => texts::NOT_KEPT_UNREAD.to_string(),
         };
         result = result.with_note(&line);
     }

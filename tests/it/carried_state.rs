@@ -211,3 +211,20 @@ fn at_most_256_variables_are_carried_and_the_rest_named() {
     assert!(carried <= 256 && carried > 200, "{carried}");
     assert_eq!(carried + 3 + more, 300, "{text}");
 }
+
+#[test]
+fn a_record_over_4_mib_keeps_the_cd_and_the_small_exports() {
+    let dir = Scratch::new("carried-big");
+    let sub = dir.0.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let t = tools_in(&dir, false);
+    // A 5 MB value: once the whole record was dropped, and with it the
+    // `cd` and the small exports.
+    let text = run(
+        &t,
+        "cd sub; export SMALL_A=1 SMALL_Z=2; export BIG=$(head -c 5000000 /dev/zero | tr '\\0' x); echo set",
+    );
+    assert!(text.contains("Note: BIG was not kept"), "{text}");
+    let text = run(&t, "pwd; echo \"$SMALL_A $SMALL_Z ${#BIG}\"");
+    assert_eq!(text, format!("{}\n1 2 0", sub.display()));
+}

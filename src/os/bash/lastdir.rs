@@ -152,41 +152,137 @@ impl Record {
     /// What the trap wrote: the directory, and the exported variables
     /// after a NUL when it listed them. Nothing for an empty record (the
     /// trap did not run: `exec`, SIGKILL, a replaced trap).
+    ///
+    /// Bounded whatever was written: an export line longer than any
+    /// variable the carried environment can hold is skipped, its name kept
+    /// ([`Exports::too_long`]), and the listing stops at [`RECORD_MAX`]
+    /// on a line's end ([`Exports::whole`] false). The directory and what
+    /// fits are kept either way.
     pub(crate) fn read(&self) -> LastState {
-        // Read until the end (one read for a usual record), at most
-        // RECORD_MAX: a bigger record is no trap's, and says nothing.
-        let mut bytes = vec![0u8; 16 << 10];
-        let mut got = 0;
+        let mut reader = RecordReader::default();
+        let mut buf = vec![0u8; 64 << 10];
+        let mut at = 0u64;
         loop {
-            if got == bytes.len() {
-                if bytes.len() >= RECORD_MAX {
-                    return LastState::default();
-                }
-                bytes.resize(bytes.len() * 2, 0);
-            }
-            match self.0.read_at(&mut bytes[got..], got as u64) {
+            match self.0.read_at(&mut buf, at) {
                 Ok(0) => break,
-                Ok(n) => got += n,
+                Ok(n) => {
+                    at += n as u64;
+                    if !reader.feed(&buf[..n]) {
+                        break;
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return LastState::default(),
             }
         }
-        bytes.truncate(got);
-        match bytes.iter().position(|&b| b == 0) {
-            Some(at) => {
-                let exports = bytes.split_off(at + 1);
-                bytes.truncate(at);
-                LastState {
-                    dir: parse(bytes),
-                    exports: Some(exports),
+        reader.finish()
+    }
+}
+
+/// The record read a chunk at a time, within its bounds.
+#[derive(Default)]
+struct RecordReader {
+    /// The directory's bytes, until the NUL.
+    dir: Vec<u8>,
+    /// Past the NUL: the export listing.
+    listing: Option<Exports>,
+    /// The export line being read (at most its first bytes past
+    /// [`LINE_MAX`]: enough for its name).
+    line: Vec<u8>,
+    /// The line being read is longer than [`LINE_MAX`].
+    line_too_long: bool,
+}
+
+impl RecordReader {
+    /// Takes the next bytes; false once nothing more is wanted.
+    fn feed(&mut self, mut bytes: &[u8]) -> bool {
+        if self.listing.is_none() {
+            match bytes.iter().position(|&b| b == 0) {
+                Some(nul) => {
+                    self.push_dir(&bytes[..nul]);
+                    self.listing = Some(Exports {
+                        whole: true,
+                        ..Exports::default()
+                    });
+                    bytes = &bytes[nul + 1..];
+                }
+                None => {
+                    self.push_dir(bytes);
+                    return true;
                 }
             }
-            None => LastState {
-                dir: parse(bytes),
-                exports: None,
-            },
+        }
+        for &b in bytes {
+            if b != b'\n' {
+                if self.line.len() < LINE_MAX {
+                    self.line.push(b);
+                } else {
+                    self.line_too_long = true;
+                }
+                continue;
+            }
+            if !self.end_line() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// A directory longer than any path is none: only its start is kept.
+    fn push_dir(&mut self, bytes: &[u8]) {
+        let room = (DIR_MAX + 1).saturating_sub(self.dir.len());
+        self.dir.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// One export line has ended; false once the listing is full.
+    fn end_line(&mut self) -> bool {
+        let line = std::mem::take(&mut self.line);
+        let too_long = std::mem::take(&mut self.line_too_long);
+        let Some(listing) = self.listing.as_mut() else {
+            return true;
+        };
+        if too_long {
+            listing.too_long.push(name_of(&line));
+            return true;
+        }
+        if listing.listing.len() + line.len() + 1 > RECORD_MAX {
+            listing.whole = false;
+            return false;
+        }
+        listing.listing.extend_from_slice(&line);
+        listing.listing.push(b'\n');
+        true
+    }
+
+    fn finish(mut self) -> LastState {
+        if let Some(listing) = self.listing.as_mut() {
+            // A last line without its newline stays as it is: the listing
+            // is then no bash's, and nothing of it is carried.
+            if !self.line.is_empty() && !self.line_too_long && listing.whole {
+                listing.listing.extend_from_slice(&self.line);
+            }
+        }
+        let dir = (self.dir.len() <= DIR_MAX)
+            .then_some(self.dir)
+            .and_then(parse);
+        LastState {
+            dir,
+            exports: self.listing,
         }
     }
+}
+
+/// The name of an export line (`declare -FLAGS NAME=…`, or `export
+/// NAME=…` in POSIX mode), as far as its first bytes tell.
+fn name_of(line: &[u8]) -> std::ffi::OsString {
+    use std::os::unix::ffi::OsStrExt;
+    let rest = line
+        .strip_prefix(b"declare ")
+        .and_then(|r| r.iter().position(|&b| b == b' ').map(|at| &r[at + 1..]))
+        .or_else(|| line.strip_prefix(b"export "))
+        .unwrap_or(line);
+    let end = rest.iter().position(|&b| b == b'=').unwrap_or(rest.len());
+    std::ffi::OsStr::from_bytes(&rest[..end.min(256)]).to_os_string()
 }
 
 /// The trap of `text` made to list the exported variables as well.
@@ -198,19 +294,39 @@ fn with_exports(text: &str) -> String {
     )
 }
 
-/// The most a record is read: a directory and the exported variables of
+/// The most of an export listing that is kept: the exported variables of
 /// an environment far past what `execve` takes.
 const RECORD_MAX: usize = 4 << 20;
+
+/// The longest export line kept: past the carried environment's whole
+/// size (with room for `declare -x ` and the quoting of a value), the
+/// variable could never be carried anyway.
+const LINE_MAX: usize = 2 * crate::config::defaults::CARRIED_ENVIRONMENT_LIMIT;
+
+/// The longest directory `pwd` can write (`PATH_MAX`).
+const DIR_MAX: usize = 4096;
 
 /// What a command's record says of its end.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct LastState {
     /// The directory it ended in.
     pub dir: Option<PathBuf>,
-    /// Its exported variables as `export -p` listed them, when it did (read
-    /// by `exports.rs`; kept as written, so an unchanged list is known
-    /// without reading it).
-    pub exports: Option<Vec<u8>>,
+    /// Its exported variables, when the trap listed them.
+    pub exports: Option<Exports>,
+}
+
+/// A command's exported variables as `export -p` listed them, within the
+/// record's bounds.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Exports {
+    /// The lines kept, as written (read by `exports.rs`; kept as written,
+    /// so an unchanged list is known without reading it).
+    pub listing: Vec<u8>,
+    /// Variables whose line was too long to keep, by name.
+    pub too_long: Vec<std::ffi::OsString>,
+    /// Whether the listing is whole; false when it was cut at
+    /// [`RECORD_MAX`]: variables past the cut are unknown, not unset.
+    pub whole: bool,
 }
 
 /// The path `pwd` wrote: all of `bytes` less the newline it ends with, so
@@ -263,6 +379,38 @@ mod tests {
     }
 
     #[test]
+    fn a_record_past_its_bounds_keeps_the_directory_and_what_fits() {
+        let record = Record::new().unwrap();
+        let mut copy = File::from(record.fd().try_clone_to_owned().unwrap());
+        copy.write_all(b"/kept\n\0declare -x A=\"1\"\ndeclare -x BIG=\"")
+            .unwrap();
+        copy.write_all(&vec![b'x'; 3 * LINE_MAX]).unwrap();
+        copy.write_all(b"\"\ndeclare -x C=\"3\"\n").unwrap();
+        let state = record.read();
+        assert_eq!(state.dir, Some(PathBuf::from("/kept")));
+        let exports = state.exports.unwrap();
+        assert_eq!(exports.listing, b"declare -x A=\"1\"\ndeclare -x C=\"3\"\n");
+        assert_eq!(exports.too_long, vec![std::ffi::OsString::from("BIG")]);
+        assert!(exports.whole);
+        // Past RECORD_MAX of lines that each fit: cut on a line's end.
+        let line = format!("declare -x V=\"{}\"\n", "y".repeat(1000));
+        let lines = RECORD_MAX / line.len() + 10;
+        copy.write_all(line.repeat(lines).as_bytes()).unwrap();
+        let exports = record.read().exports.unwrap();
+        assert!(!exports.whole);
+        assert!(exports.listing.len() <= RECORD_MAX);
+        assert!(exports.listing.ends_with(b"\"\n"));
+    }
+
+    #[test]
+    fn names_of_export_lines() {
+        assert_eq!(name_of(b"declare -x A=\"1\""), "A");
+        assert_eq!(name_of(b"declare -rx LONG_NAME=\"x"), "LONG_NAME");
+        assert_eq!(name_of(b"export P=\"1\""), "P");
+        assert_eq!(name_of(b"declare -x NOVALUE"), "NOVALUE");
+    }
+
+    #[test]
     fn a_record_reads_back_what_was_written_to_it() {
         let record = Record::new().unwrap();
         assert_eq!(record.read(), LastState::default());
@@ -272,6 +420,8 @@ mod tests {
         copy.write_all(b"\0declare -x A=\"1\"\n").unwrap();
         let state = record.read();
         assert_eq!(state.dir, Some(PathBuf::from("/some where")));
-        assert_eq!(state.exports.as_deref(), Some(&b"declare -x A=\"1\"\n"[..]));
+        let exports = state.exports.unwrap();
+        assert_eq!(exports.listing, b"declare -x A=\"1\"\n");
+        assert!(exports.whole && exports.too_long.is_empty());
     }
 }
