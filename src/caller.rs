@@ -23,6 +23,7 @@ pub struct Caller {
     pub(crate) call: Option<String>,
     pub(crate) detached: bool,
     pub(crate) working_directory: Option<PathBuf>,
+    pub(crate) session: Option<String>,
 }
 
 impl Default for Caller {
@@ -33,6 +34,7 @@ impl Default for Caller {
             call: None,
             detached: false,
             working_directory: None,
+            session: None,
         }
     }
 }
@@ -69,6 +71,34 @@ impl Caller {
     pub fn working_directory(mut self, dir: impl Into<PathBuf>) -> Self {
         self.working_directory = Some(dir.into());
         self
+    }
+
+    /// Whose carried state its commands start from and update — the
+    /// directory the last foreground command ended in
+    /// ([`persist_working_directory`](crate::Builder::persist_working_directory))
+    /// and the variables it exported
+    /// ([`persist_environment`](crate::Builder::persist_environment)). By
+    /// default the recipient's: name a session when one agent's calls go
+    /// to several recipients (the MCP server sends a call's notifications
+    /// to one of two, by the client's log level, yet a `cd` is the
+    /// client's whatever its log level).
+    ///
+    /// ```
+    /// use bashtools::Caller;
+    /// let quiet = Caller::default().recipient("logs-off").session("client-1");
+    /// let loud = Caller::default().recipient("logs-on").session("client-1");
+    /// assert_eq!(quiet.get_session(), loud.get_session());
+    /// assert_eq!(Caller::default().get_session(), "main");
+    /// ```
+    pub fn session(mut self, session: impl Into<String>) -> Self {
+        self.session = Some(session.into());
+        self
+    }
+
+    /// The session whose carried state this caller's commands use: the one
+    /// named, else the recipient.
+    pub fn get_session(&self) -> &str {
+        self.session.as_deref().unwrap_or(&self.recipient)
     }
 
     /// The recipient of this caller's notifications.

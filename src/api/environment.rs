@@ -1,10 +1,11 @@
-//! The persisted environment (`persist_environment`): what a recipient's
-//! foreground commands exported carries to its next commands.
+//! The persisted environment (`persist_environment`): what a session's
+//! foreground commands exported (`Caller::session`, by default the
+//! recipient) carries to its next commands.
 //!
 //! A command's record lists the variables it ended with exported
 //! (`os/bash/exports.rs`). Against the environment every command starts from
 //! (the host's and the configured one: [`base_environment`]), what differs
-//! is the recipient's carried environment — set or unset — and nothing
+//! is the session's carried environment — set or unset — and nothing
 //! else: a variable no command changed stays the host's. Values are data
 //! from start to end: the next command gets them as environment entries.
 //!
@@ -43,14 +44,14 @@ const SHAPES_BASH: [&str; 5] = [
 ];
 
 impl Core {
-    /// The carried environment of `recipient`, for its next command.
-    pub(crate) fn carried_for(&self, recipient: &str) -> Vec<(OsString, Option<OsString>)> {
+    /// The carried environment of `session`, for its next command.
+    pub(crate) fn carried_for(&self, session: &str) -> Vec<(OsString, Option<OsString>)> {
         if !self.config.persist_environment {
             return Vec::new();
         }
         self.carried
             .lock()
-            .get(recipient)
+            .get(session)
             .map(|c| {
                 c.carried
                     .iter()
@@ -60,11 +61,11 @@ impl Core {
             .unwrap_or_default()
     }
 
-    /// A foreground command of `recipient` ended with `listing` (bash's
-    /// `export -p`): its changes become the recipient's carried
+    /// A foreground command of `session` ended with `listing` (bash's
+    /// `export -p`): its changes become the session's carried
     /// environment. Returns what was not kept, and why.
-    pub(crate) fn keep_exports(&self, recipient: &str, listed: Exports) -> Vec<NotKept> {
-        if let Some(k) = self.carried.lock().get(recipient) {
+    pub(crate) fn keep_exports(&self, session: &str, listed: Exports) -> Vec<NotKept> {
+        if let Some(k) = self.carried.lock().get(session) {
             if k.exports == listed {
                 return k.not_kept.clone();
             }
@@ -78,7 +79,7 @@ impl Core {
             base_environment(&self.config).into_iter().collect();
         let mut kept = self.carried.lock();
         let before = kept
-            .get(recipient)
+            .get(session)
             .map(|k| k.carried.clone())
             .unwrap_or_default();
         let ended = Ended {
@@ -100,7 +101,7 @@ impl Core {
             not_kept.insert(0, NotKept::Unread);
         }
         kept.insert(
-            recipient.to_string(),
+            session.to_string(),
             Kept {
                 carried,
                 exports: listed,

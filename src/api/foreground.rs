@@ -179,7 +179,7 @@ impl Core {
                         self.keep_last_dir(place, dir);
                     }
                     if let Some(exports) = state.exports {
-                        not_kept = self.keep_exports(&place.recipient, exports);
+                        not_kept = self.keep_exports(&place.session, exports);
                     }
                 }
                 let exited = self.finished(&shell, place).map(|mut e| {

@@ -44,7 +44,7 @@ impl Core {
                 call: caller.get_call().map(str::to_string),
                 detached: caller.is_detached(),
                 limits: None,
-                carried: self.carried_for(caller.get_recipient()),
+                carried: self.carried_for(caller.get_session()),
             },
             cwd,
             Stdio {

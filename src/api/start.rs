@@ -1,5 +1,5 @@
 //! Starting a command: the gates, the directory it starts in (and the one
-//! a recipient's last foreground command ended in), and the start itself,
+//! a session's last foreground command ended in), and the start itself,
 //! in the foreground or the background.
 
 use std::path::{Path, PathBuf};
@@ -28,10 +28,10 @@ pub(crate) enum Started {
 /// its end may become, and whether the recorded one had to be dropped.
 #[derive(Debug, Clone)]
 pub(crate) struct Origin {
-    pub(super) recipient: String,
+    pub(super) session: String,
     pub(super) base: Option<PathBuf>,
     pub(super) reset: Option<CwdReset>,
-    /// Whether the directory it ends in becomes the recipient's (it ran
+    /// Whether the directory it ends in becomes the session's (it ran
     /// where this order put it, with `persist_working_directory`).
     pub(super) keep_dir: bool,
 }
@@ -57,7 +57,7 @@ impl Core {
 
     /// The directory a command starts in: [`resolve_cwd`](Self::resolve_cwd),
     /// except that with `persist_working_directory` and no directory of
-    /// the call's own, where the recipient's last foreground command ended
+    /// the call's own, where the session's last foreground command ended
     /// comes first — if it is still usable; else it is forgotten and the
     /// reset returned.
     pub(crate) fn start_dir(
@@ -70,7 +70,7 @@ impl Core {
                 match self.check_dir(&last) {
                     Ok(()) => return Ok((last, None)),
                     Err(e) => {
-                        self.last_dirs.lock().remove(caller.get_recipient());
+                        self.last_dirs.lock().remove(caller.get_session());
                         let ran_in = self.resolve_cwd(None, caller)?;
                         let reset = CwdReset {
                             lost: last,
@@ -85,18 +85,18 @@ impl Core {
         Ok((self.resolve_cwd(arg, caller)?, None))
     }
 
-    /// Where `caller`'s recipient last ended, while its caller's own
+    /// Where `caller`'s session last ended, while its caller's own
     /// directory is the one it started from.
     fn last_dir(&self, caller: &Caller) -> Option<PathBuf> {
         let dirs = self.last_dirs.lock();
-        let last = dirs.get(caller.get_recipient())?;
+        let last = dirs.get(caller.get_session())?;
         (last.base.as_deref() == caller.get_working_directory()).then(|| last.dir.clone())
     }
 
-    /// Keeps `dir` as where `place`'s recipient ended.
+    /// Keeps `dir` as where `place`'s session ended.
     pub(super) fn keep_last_dir(&self, place: &Origin, dir: PathBuf) {
         self.last_dirs.lock().insert(
-            place.recipient.clone(),
+            place.session.clone(),
             LastDir {
                 dir,
                 base: place.base.clone(),
@@ -186,7 +186,7 @@ impl Core {
         // A directory carries only from where this order put the command.
         let keep_dir =
             self.config.persist_working_directory && cmd.get_working_directory().is_none();
-        let carried = self.carried_for(caller.get_recipient());
+        let carried = self.carried_for(caller.get_session());
         // Its end is recorded only if it may change what is kept.
         let record_end = id.is_none()
             && (keep_dir || self.config.persist_environment)
@@ -231,7 +231,7 @@ impl Core {
                 key,
                 timeout: self.timeout_of(cmd),
                 place: Origin {
-                    recipient: caller.get_recipient().to_string(),
+                    session: caller.get_session().to_string(),
                     base: caller.get_working_directory().map(Path::to_path_buf),
                     reset,
                     keep_dir,

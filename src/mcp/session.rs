@@ -430,7 +430,11 @@ impl<'a> Session<'a> {
             id: id.clone(),
             tool,
             arguments,
-            caller: Caller::default().recipient(if heard { HEARD } else { UNHEARD }),
+            // One client, one carried state, whichever queue its
+            // notifications go to.
+            caller: Caller::default()
+                .recipient(if heard { HEARD } else { UNHEARD })
+                .session(HEARD),
             era,
             structured: protocol::structured(era, self.classic),
             task,

@@ -430,6 +430,29 @@ fn stateless_calls_get_log_messages_only_when_they_ask() {
 }
 
 #[test]
+fn the_carried_state_does_not_follow_the_log_level() {
+    // Once the carried state was keyed by the recipient the log level
+    // picks: after `warning`, commands ran in the default directory with
+    // the exports gone (and `info` brought them back).
+    let mut s = Server::initialized(&[]);
+    let (_, err) = s.tool("bash", json!({"command": "cd /etc && export T=abc"}));
+    assert!(!err);
+    for level in ["warning", "info", "error"] {
+        let r = s.call("logging/setLevel", json!({"level": level}));
+        assert_eq!(r["result"], json!({}));
+        let (text, err) = s.tool("bash", json!({"command": "pwd; echo $T"}));
+        assert!(!err, "{level}: {text}");
+        assert_eq!(text, "/etc\nabc", "{level}");
+    }
+    // A cd made while not heard carries to heard calls too.
+    s.call("logging/setLevel", json!({"level": "warning"}));
+    s.tool("bash", json!({"command": "cd /usr"}));
+    s.call("logging/setLevel", json!({"level": "debug"}));
+    let (text, _) = s.tool("bash", json!({"command": "pwd"}));
+    assert_eq!(text, "/usr");
+}
+
+#[test]
 fn set_level_above_info_silences_the_notifications() {
     let mut s = Server::initialized(&[]);
     let r = s.call("logging/setLevel", json!({"level": "warning"}));
