@@ -12,6 +12,8 @@
 //! 3. [`Trimmer`](trim::Trimmer) drops leading blank lines and trailing whitespace, holding back a
 //!    whitespace run until it knows whether it is trailing.
 //! 4. [`HeadTail`](head_tail::HeadTail) keeps the first and last characters and counts what is in between.
+//! 5. The tags of a notification (`<task-notification>`, `</event>`, …) are
+//!    neutralised (`&lt;`) in what is kept, so no output forges one.
 //!
 //! The common case (valid UTF-8 and no filter) works on whole chunks: characters are
 //! counted, not visited one by one, and only the suffix a tail needs is copied.
@@ -300,6 +302,12 @@ impl<'r> Renderer<'r> {
             }
         }
         let (text, truncated) = self.trim.finish();
+        // Last, on the text as shown (after `\r` redraws are applied): what
+        // a command prints can never read as a `<task-notification>` of ours.
+        let text = match crate::texts::neutralise_tags(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(neutral) => neutral,
+        };
         Rendered {
             text,
             consumed,

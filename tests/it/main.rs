@@ -37,6 +37,7 @@ mod mcp;
 mod mcp_cli;
 #[cfg(feature = "mcp")]
 mod mcp_delivery;
+mod model_reads;
 mod monitor;
 mod notifications;
 mod readme_defaults;
