@@ -12,6 +12,10 @@ use std::time::Duration;
 /// cgroups can be made: a fork bomb fails inside its own tree.
 pub const DEFAULT_PIDS_LIMIT: u64 = 4096;
 
+/// The most pids a Linux kernel can have (`PID_MAX_LIMIT` on 64-bit):
+/// the largest process limit accepted.
+const PID_MAX_LIMIT: u64 = 4 << 20;
+
 /// The smallest memory limit accepted (1 MiB): below it not even bash starts.
 pub(crate) const MIN_MEMORY_LIMIT: u64 = 1 << 20;
 
@@ -121,8 +125,23 @@ impl Limits {
         Ok(())
     }
 
+    /// What is wrong with `n` as a process limit, if anything: above the
+    /// kernel's most pids (`PID_MAX_LIMIT`), `pids.max` refuses it, and
+    /// every command would fail to start.
+    fn check_pids(n: u64) -> Result<(), LimitProblem> {
+        if n > PID_MAX_LIMIT {
+            return Err(LimitProblem::PidsOutOfRange);
+        }
+        Ok(())
+    }
+
     /// The first invalid value, with the option that set it.
     pub(crate) fn check(&self) -> Result<(), LimitError> {
+        if let Some(n) = self.pids {
+            Limits::check_pids(n).map_err(|p| {
+                LimitError::invalid("pids_limit", ParseLimitError::new(&n.to_string(), p))
+            })?;
+        }
         if let Some(m) = self.memory {
             Limits::check_memory(m).map_err(|p| {
                 LimitError::invalid("memory_limit", ParseLimitError::new(&m.to_string(), p))
@@ -242,6 +261,8 @@ pub enum LimitProblem {
     MemoryTooSmall,
     /// Not a number of CPUs between 0.01 and a million.
     CpuOutOfRange,
+    /// More processes than the kernel can ever have (4 194 304).
+    PidsOutOfRange,
 }
 
 impl ParseLimitError {
@@ -272,6 +293,9 @@ impl fmt::Display for ParseLimitError {
             LimitProblem::MemoryTooSmall => "is out of range: the smallest memory limit is 1M",
             LimitProblem::CpuOutOfRange => {
                 "is out of range: a CPU limit is a positive number of CPUs, at least 0.01"
+            }
+            LimitProblem::PidsOutOfRange => {
+                "is out of range: the kernel never has more than 4194304 processes (0 = no limit)"
             }
         };
         write!(f, "'{}' {why}", self.value)

@@ -194,6 +194,13 @@ fn bad_command_lines_exit_2_with_one_line_naming_the_flag_as_written() {
             &["--interactive", "--allow", "python3"],
             "--interactive beside --allow needs --interactive-ungated",
         ),
+        // Above the kernel's most pids: once it started and failed every
+        // command ("no cgroup could be made").
+        (
+            &["--pids-limit", "4194305"],
+            "--pids-limit: '4194305' is out of range",
+        ),
+        (&["--output-root", ""], "--output-root"),
     ];
     for (args, names) in cases {
         let out = run(args);
@@ -365,6 +372,25 @@ fn max_output_bytes_and_output_root_take_effect() {
     assert!(t.contains("max_output_bytes"), "{t}");
     drop(s);
     let _ = std::fs::remove_dir_all(root);
+}
+
+#[test]
+fn a_relative_output_root_gives_absolute_output_paths() {
+    // Results name files the client can open, and the keeper (which runs
+    // in `/`) can remove them after the server's SIGKILL.
+    let mut s = Server::start_with(&["--output-root", "."], |c| {
+        c.current_dir(std::env::temp_dir());
+    });
+    s.initialize("2025-06-18");
+    s.notify("notifications/initialized", json!({}));
+    let (t, _) = s.tool(
+        "bash",
+        json!({"command": "sleep 30", "run_in_background": true}),
+    );
+    let path = output_path(&t);
+    assert!(path.is_absolute(), "{t}");
+    let tmp = std::env::temp_dir().canonicalize().unwrap();
+    assert!(path.starts_with(&tmp), "{t}");
 }
 
 fn tool_names(s: &mut Server) -> Vec<String> {

@@ -25,7 +25,10 @@ impl Builder {
             }
             None => std::env::current_dir().map_err(Error::current_directory)?,
         };
-        let output_root = self.output_root.unwrap_or_else(std::env::temp_dir);
+        let output_root = match self.output_root {
+            Some(dir) => absolute_root(dir)?,
+            None => std::env::temp_dir(),
+        };
         let (sandbox, tmp) = match &self.sandbox {
             Some(sandbox) => {
                 let (policy, tmp) = resolve_sandbox(sandbox, &working_directory, &output_root)?;
@@ -73,4 +76,17 @@ fn check_directory(dir: &Path) -> Result<(), Error> {
         Ok(_) => Err(Error::working_directory_not_a_directory(dir.to_path_buf())),
         Err(_) => Err(Error::working_directory_missing(dir.to_path_buf())),
     }
+}
+
+/// The output root as an absolute path: results name files under it, and
+/// the keeper, which runs in `/`, removes them if the host dies. A relative
+/// one is taken from the current directory; an empty one is refused.
+fn absolute_root(dir: std::path::PathBuf) -> Result<std::path::PathBuf, Error> {
+    if dir.as_os_str().is_empty() {
+        let empty = std::io::Error::new(std::io::ErrorKind::InvalidInput, "an empty path");
+        return Err(Error::output_directory(dir, empty));
+    }
+    dir.canonicalize()
+        .or_else(|_| std::path::absolute(&dir))
+        .map_err(|e| Error::output_directory(dir, e))
 }
