@@ -564,3 +564,29 @@ fn no_descriptor_of_the_budget_reaches_a_command() {
     }
     assert_cells_removed(tools);
 }
+
+#[test]
+fn a_reused_memory_cell_starts_empty() {
+    // Files left in a tmpfs stay charged to the cell that wrote them: a
+    // cell handed on with 40 MB charged once made the next command die
+    // "Out of memory" at 30 MB of a 64 MB limit.
+    let Some(tools) = limited(common::builder().memory_limit(64 * MIB), "memory_limit") else {
+        return;
+    };
+    let shm = PathBuf::from(format!(
+        "/dev/shm/bashtools-test-{}-left",
+        std::process::id()
+    ));
+    let leave = format!("head -c 40M /dev/zero > {}", shm.display());
+    let r = bash(&tools, json!({"command": leave}));
+    assert!(!r.is_error, "{}", r.text);
+    for _ in 0..3 {
+        let r = bash(
+            &tools,
+            json!({"command": "dd if=/dev/zero of=/dev/null bs=30M count=1 2>/dev/null && echo fits"}),
+        );
+        assert_eq!((r.text.as_str(), r.is_error), ("fits", false), "{r:?}");
+    }
+    std::fs::remove_file(&shm).unwrap();
+    assert_cells_removed(tools);
+}

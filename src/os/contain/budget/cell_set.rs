@@ -4,6 +4,11 @@
 
 use super::*;
 
+/// The most memory a cell may still be charged with to be handed to the
+/// next command: what the page cache of a short command leaves, not a
+/// file kept in a tmpfs.
+const REUSE_CHARGE: u64 = 4 << 20;
+
 /// One command's cgroups: its v2 cell and, on a hybrid host, its v1
 /// directories; and the limits set on them.
 #[derive(Debug)]
@@ -81,7 +86,24 @@ impl CellSet {
 
     /// Whether it may serve another command.
     pub(crate) fn reusable(&self, budget: &Budget) -> bool {
-        !self.used || (!self.hit && budget.place(Controller::Memory) != Some(ControllerHome::V2))
+        !self.used
+            || (!self.hit
+                && budget.place(Controller::Memory) != Some(ControllerHome::V2)
+                && self.charge_is_low())
+    }
+
+    /// Whether the memory still charged to the cell (v1) is near zero: a
+    /// file its command left in a tmpfs (`/dev/shm`) stays charged to it,
+    /// and the next command would start with that much of its limit gone.
+    /// No memory directory: nothing charged that a limit counts.
+    fn charge_is_low(&self) -> bool {
+        let Some(memory) = self.v1_of(Controller::Memory) else {
+            return true;
+        };
+        std::fs::read_to_string(memory.dir.join("memory.usage_in_bytes"))
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .is_some_and(|bytes| bytes <= REUSE_CHARGE)
     }
 
     /// Sets `want` on the cell (only what differs from what is set).
