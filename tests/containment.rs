@@ -859,3 +859,33 @@ fn a_cell_a_stop_signalled_is_never_given_to_a_later_command() {
         }
     }
 }
+
+#[test]
+fn cgroups_a_root_command_makes_in_the_cells_are_removed_with_the_jail() {
+    let Some(tools) = cgroup_tools() else {
+        return;
+    };
+    let jail = tools.cgroup().unwrap();
+    // Every cell there is now (its own and the spares), a visible and a
+    // hidden one, two deep: `rmdir` does not recurse, and such a cell once
+    // kept its jail for good.
+    let make = format!(
+        "for d in '{}'/*/; do mkdir -p \"$d/made/deeper\" \"$d/.hidden\" || exit 9; done; echo made",
+        jail.display()
+    );
+    let r = bash(&tools, json!({"command": make}));
+    if r.is_error {
+        eprintln!(
+            "SKIP: this user cannot make cgroups inside its cells ({}): nothing to remove",
+            r.text
+        );
+        return;
+    }
+    assert_eq!(r.text, "made");
+    // Later commands run, in fresh or reused cells alike.
+    for _ in 0..3 {
+        assert_eq!(bash(&tools, json!({"command": "echo next"})).text, "next");
+    }
+    drop(tools);
+    assert!(!jail.exists(), "{} is left", jail.display());
+}

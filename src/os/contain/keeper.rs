@@ -55,6 +55,9 @@ use crate::os::reaper;
 /// its cells with), which tells a cell from anything else in the jail.
 const SCRIPT: &str = r#"
 out=$1 ticks=$2 cell=$3 jail= mark=
+# Globs see the cgroups a command named `.x` too, and match nothing
+# rather than themselves.
+shopt -s dotglob nullglob
 v1s=()
 # What to clean up, told before it is made; EOF means the owner is gone.
 while IFS= read -r line; do
@@ -129,12 +132,18 @@ fi
 # taking down keeps its parent busy for a moment, and a jail left then
 # would stay for good.
 remove() {
-    local i=0 d
+    local i=0
     while [ -d "$1" ] && [ $i -lt 40 ]; do
-        for d in "$1/$cell"*/; do [ -d "$d" ] && rmdir "$d"; done 2>/dev/null
-        rmdir "$1" 2>/dev/null && return 0
+        rmtree "$1" && return 0
         read -r -t 0.05 -u 3; i=$((i + 1))
     done
+}
+# Removes cgroup `$1` and every cgroup a command made inside it, depth
+# first (`rmdir` does not recurse).
+rmtree() {
+    local d
+    for d in "$1"/*/; do [ -d "$d" ] && rmtree "${d%/}"; done
+    rmdir "$1" 2>/dev/null
 }
 [ -n "$jail" ] && remove "$jail"
 # Empty once the cgroup is: every process of the commands has ended.

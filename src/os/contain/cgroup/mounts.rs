@@ -88,26 +88,45 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Removes the cgroup `dir`; one already gone is no error. Fails (EBUSY)
-/// while a process is in it.
+/// Removes the cgroup `dir`, and the cgroups a command made inside it (a
+/// root command without the sandbox may: `rmdir` does not recurse, and
+/// one left inside kept the cell, and its jail, for good); one already
+/// gone is no error. Fails (EBUSY) while a process is in any of them.
 pub(crate) fn remove(dir: &Path) -> io::Result<()> {
     match std::fs::remove_dir(dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        // Children first (the usual cell has none, and costs one rmdir).
+        Err(e) if e.raw_os_error() == Some(nix::libc::EBUSY) && has_children(dir) => {
+            remove_children(dir);
+            remove(dir)
+        }
         other => other,
     }
 }
 
-/// Removes every cgroup directly under `dir`, then `dir`: a jail and its
-/// cells, each empty by now (what still holds a process stays).
-pub(crate) fn remove_with_cells(dir: &Path) {
+/// Whether the cgroup `dir` has cgroups under it.
+fn has_children(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut entries| {
+        entries.any(|e| e.is_ok_and(|e| e.file_type().is_ok_and(|t| t.is_dir())))
+    })
+}
+
+/// Removes every cgroup under `dir`, depth first.
+fn remove_children(dir: &Path) {
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
             if e.file_type().is_ok_and(|t| t.is_dir()) {
-                let _ = std::fs::remove_dir(e.path());
+                let _ = remove(&e.path());
             }
         }
     }
-    let _ = std::fs::remove_dir(dir);
+}
+
+/// Removes every cgroup under `dir`, then `dir`: a jail and its cells,
+/// each empty by now (what still holds a process stays).
+pub(crate) fn remove_with_cells(dir: &Path) {
+    remove_children(dir);
+    let _ = remove(dir);
 }
 
 #[cfg(test)]
