@@ -889,3 +889,71 @@ fn cgroups_a_root_command_makes_in_the_cells_are_removed_with_the_jail() {
     drop(tools);
     assert!(!jail.exists(), "{} is left", jail.display());
 }
+
+#[test]
+fn jails_of_dead_owners_are_swept_when_tools_start_and_live_ones_kept() {
+    use std::os::fd::AsRawFd;
+    let Some(tools) = cgroup_tools() else {
+        return;
+    };
+    let base = tools.cgroup().unwrap().parent().unwrap().to_path_buf();
+    // Pids no process has here (an owner killed with its keeper; or, for
+    // the live one, an owner in another pid namespace).
+    let mut free =
+        (3_000_000u32..).filter(|p| !std::path::Path::new(&format!("/proc/{p}")).exists());
+    let (dead, elsewhere) = (free.next().unwrap(), free.next().unwrap());
+    let stale = base.join(format!("bashtools-{dead}-0-00000000000000aa"));
+    let cell = stale.join("run-1");
+    std::fs::create_dir_all(cell.join("made-inside")).unwrap();
+    // A process left in the stale jail's cell.
+    // Its output goes nowhere: a failed test must not leave it holding the
+    // harness's pipes.
+    let mut left = Command::new("sleep")
+        .arg("1000")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let moved = std::fs::write(cell.join("cgroup.procs"), left.id().to_string());
+    let live = base.join(format!("bashtools-{elsewhere}-0-00000000000000bb"));
+    std::fs::create_dir_all(&live).unwrap();
+    let held = std::fs::File::open(&live).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    let locked = unsafe { nix::libc::flock(held.as_raw_fd(), nix::libc::LOCK_SH) };
+    assert_eq!(locked, 0);
+    // The same dead owner's directory in the v1 pids hierarchy, where the
+    // tools keep one beside their jail (a hybrid host).
+    let jail_name = tools.cgroup().unwrap().file_name().unwrap().to_owned();
+    let v1_base = std::fs::read_to_string("/proc/self/cgroup")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.split_once(":pids:").map(|(_, p)| p.to_string()))
+        .map(|own| PathBuf::from("/sys/fs/cgroup/pids").join(own.trim_start_matches('/')))
+        .filter(|base| base.join(&jail_name).exists());
+    let stale_v1 = v1_base.as_ref().map(|base| {
+        let dir = base.join(stale.file_name().unwrap());
+        std::fs::create_dir_all(dir.join("run-1")).unwrap();
+        dir
+    });
+    // Starting tools sweeps.
+    let next = builder().build().unwrap();
+    assert!(!stale.exists(), "{} is left", stale.display());
+    match &stale_v1 {
+        Some(dir) => assert!(!dir.exists(), "{} is left", dir.display()),
+        None => eprintln!("note: no v1 pids directory beside the jail here; only v2 is checked"),
+    }
+    assert!(live.exists(), "a live owner's jail was swept");
+    if moved.is_ok() {
+        wait_until("the process left in the stale jail is killed", || {
+            left.try_wait().unwrap().is_some()
+        });
+    } else {
+        eprintln!("note: cannot move a process into a cgroup here; only the removal is checked");
+        left.kill().unwrap();
+        left.wait().unwrap();
+    }
+    drop(held);
+    std::fs::remove_dir(&live).unwrap();
+    drop(next);
+    drop(tools);
+}

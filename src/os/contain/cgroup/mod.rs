@@ -32,7 +32,7 @@ use std::os::unix::fs::{DirBuilderExt, FileExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::Signal;
@@ -66,6 +66,9 @@ fn random_u64() -> io::Result<u64> {
 #[derive(Debug)]
 pub(crate) struct Jail {
     dir: PathBuf,
+    /// The jail's directory, with a shared lock held on it: the sign for
+    /// an owner starting later that this one lives (`mounts::hold`).
+    _held: File,
     next: AtomicU64,
     /// The jail's own `cpu.stat`, open: reading it flushes the kernel's
     /// pending statistics of every cell ([`flush_stats`](Self::flush_stats)).
@@ -98,9 +101,18 @@ impl Jail {
                 "no cgroup.kill (Linux 5.14+)",
             ));
         }
+        let held = match mounts::hold(&dir) {
+            Ok(held) => held,
+            Err(e) => {
+                let _ = std::fs::remove_dir(&dir);
+                return Err(e);
+            }
+        };
+        sweep_stale(&base, &dir);
         let stats = File::open(dir.join("cpu.stat")).ok();
         Ok(Jail {
             dir,
+            _held: held,
             next: AtomicU64::new(1),
             stats,
         })
@@ -160,6 +172,23 @@ impl Jail {
 
     fn remove_all(&self) {
         mounts::remove_with_cells(&self.dir);
+    }
+}
+
+/// Kills what is left in the jails dead owners left beside `mine` (their
+/// keeper died with them, or was killed first) and removes them: one run
+/// of an attack suite that SIGKILLs hosts and keepers once left 16 here.
+fn sweep_stale(base: &Path, mine: &Path) {
+    for (dir, _locked) in mounts::stale_jails(base, mine) {
+        let stale = Cell {
+            dir: dir.clone(),
+            events: File::open(dir.join("cgroup.events")).ok().map(Arc::new),
+        };
+        if stale.populated() {
+            stale.kill();
+            Cell::wait_all_empty(&[&stale], Instant::now() + Duration::from_secs(1));
+        }
+        mounts::remove_with_cells(&dir);
     }
 }
 

@@ -7,10 +7,15 @@
 //! `/sys/fs/cgroup`, which on a hybrid layout holds the v1 controllers,
 //! with v2 at `.../unified`.
 //!
-//! Also the two directory chores both versions share: removing a cgroup
-//! that may be gone already, and removing a jail with its cells.
+//! Also the directory chores both versions share: removing a cgroup (with
+//! whatever a command made inside it), removing a jail with its cells, and
+//! telling a live owner's jail from one a dead owner left: the owner holds
+//! a shared `flock(2)` on its jail's directory for as long as it lives,
+//! which no pid namespace hides (a pid can be another namespace's).
 
+use std::fs::File;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// A cgroup hierarchy: the unified one (v2), or the v1 one that has a
@@ -129,6 +134,61 @@ pub(crate) fn remove_with_cells(dir: &Path) {
     let _ = remove(dir);
 }
 
+/// Opens the jail `dir` and takes a shared lock on it, held as long as the
+/// file is: the sign that its owner lives.
+pub(crate) fn hold(dir: &Path) -> io::Result<File> {
+    let file = File::open(dir)?;
+    flock(&file, nix::libc::LOCK_SH)?;
+    Ok(file)
+}
+
+/// `flock(2)` without waiting.
+fn flock(file: &File, how: nix::libc::c_int) -> io::Result<()> {
+    // SAFETY: flock on a descriptor we own; integers only.
+    let ret = unsafe { nix::libc::flock(file.as_raw_fd(), how | nix::libc::LOCK_NB) };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The owner pid in a jail's name (`bashtools-PID-N-HEX16`).
+fn jail_owner(name: &str) -> Option<u32> {
+    let mut parts = name.strip_prefix("bashtools-")?.split('-');
+    let pid = parts.next()?.parse().ok()?;
+    parts.next()?.parse::<u64>().ok()?;
+    let random = parts.next()?;
+    let hex = random.len() == 16 && random.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex && parts.next().is_none()).then_some(pid)
+}
+
+/// The jails under `base` that dead owners left, besides `mine`: a name of
+/// our pattern, an owner pid that is no process here, and no lock held on
+/// it. Each comes with an exclusive lock on it, held while it is swept, so
+/// two owners starting at once never sweep one together (nor a starting
+/// owner's, which holds its lock before anything is in it).
+pub(crate) fn stale_jails(base: &Path, mine: &Path) -> Vec<(PathBuf, File)> {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str().and_then(jail_owner)?;
+            let path = entry.path();
+            let dead = !Path::new(&format!("/proc/{pid}")).exists();
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if path == mine || !dead || !is_dir {
+                return None;
+            }
+            let file = File::open(&path).ok()?;
+            flock(&file, nix::libc::LOCK_EX).ok()?;
+            Some((path, file))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +240,15 @@ mod tests {
             locate(mountinfo, "0::/ns/job", Hierarchy::V2),
             Some(PathBuf::from("/sys/fs/cgroup/job"))
         );
+    }
+
+    #[test]
+    fn a_jails_owner_is_read_from_its_name() {
+        assert_eq!(jail_owner("bashtools-123-0-0123456789abcdef"), Some(123));
+        assert_eq!(jail_owner("bashtools-123-0-0123"), None);
+        assert_eq!(jail_owner("bashtools-123-0-0123456789abcdef-1"), None);
+        assert_eq!(jail_owner("bashtools-x-0-0123456789abcdef"), None);
+        assert_eq!(jail_owner("run-1"), None);
     }
 
     #[test]

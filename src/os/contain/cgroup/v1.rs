@@ -45,6 +45,8 @@ impl Controller {
 pub(crate) struct V1Jail {
     controller: Controller,
     dir: PathBuf,
+    /// Its directory, with a shared lock held (`mounts::hold`).
+    _held: File,
 }
 
 impl V1Jail {
@@ -66,7 +68,23 @@ impl V1Jail {
         let dir = base.join(name);
         before(&dir);
         DirBuilder::new().mode(0o755).create(&dir)?;
-        Ok(V1Jail { controller, dir })
+        let held = match mounts::hold(&dir) {
+            Ok(held) => held,
+            Err(e) => {
+                let _ = std::fs::remove_dir(&dir);
+                return Err(e);
+            }
+        };
+        // What dead owners left: by now the v2 sweep has killed their
+        // processes; an empty directory goes, a busy one stays.
+        for (stale, _locked) in mounts::stale_jails(&base, &dir) {
+            mounts::remove_with_cells(&stale);
+        }
+        Ok(V1Jail {
+            controller,
+            dir,
+            _held: held,
+        })
     }
 
     /// The command's directory `name` (the v2 cell's name), made and open.
