@@ -29,7 +29,9 @@
 //!
 //! A word is an assignment only before the command word (after it, `a=b`
 //! is an argument), so with every command word checked, no variable can be
-//! set. What a line does not show — a function or alias its `BASH_ENV`
+//! set — but for a redirection that names a variable (`{NAME}>FILE` assigns
+//! the descriptor's number to NAME wherever it stands), which makes a line
+//! not inert. What a line does not show — a function or alias its `BASH_ENV`
 //! defines, a function imported from a `BASH_FUNC_…` variable — is the
 //! caller's to rule out (`api/start.rs` records every command whose
 //! environment carries either).
@@ -162,6 +164,10 @@ pub(crate) fn is_inert(line: &str) -> bool {
                     testing = matches!(word.value.as_str(), "test" | "[");
                     at_start = false;
                 } else if testing && word.value.contains('[') {
+                    return false;
+                } else if descriptor && word.expands && word.value.starts_with('{') {
+                    // `{NAME}>FILE`: bash opens a descriptor and assigns
+                    // its number to NAME, after the command word too.
                     return false;
                 }
                 rest = after;

@@ -228,3 +228,16 @@ fn a_record_over_4_mib_keeps_the_cd_and_the_small_exports() {
     let text = run(&t, "pwd; echo \"$SMALL_A $SMALL_Z ${#BIG}\"");
     assert_eq!(text, format!("{}\n1 2 0", sub.display()));
 }
+
+#[test]
+fn a_redirection_naming_a_variable_is_recorded() {
+    // `{NAME}>FILE` assigns the descriptor's number to NAME, after the
+    // command word too: such a line once passed for one that cannot change
+    // the shell, and the change of an exported NAME was lost.
+    let dir = Scratch::new("carried-varfd");
+    let t = tools_in(&dir, false);
+    run(&t, "export FD=old");
+    run(&t, "true {FD}>/dev/null");
+    let fd = run(&t, "echo $FD");
+    assert!(fd.parse::<u32>().is_ok_and(|n| n >= 10), "{fd}");
+}

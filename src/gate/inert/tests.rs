@@ -37,6 +37,9 @@ fn plain_programs_are_inert() {
 fn anything_that_may_change_the_shell_is_not() {
     for line in [
         "cd src",
+        "true {HOME}>/dev/null",
+        "echo hi {fd}>/dev/null",
+        "ls {X}</dev/null",
         "cd src && ls",
         "ls; cd /",
         "ls | cd /",
@@ -197,6 +200,8 @@ fn every_line_judged_inert_leaves_bash_as_it_was() {
         "env",
         "2>/dev/null",
         ">/dev/null",
+        "{X}>/dev/null",
+        "{HOME}</dev/null",
         "2>&1",
         "&>/dev/null",
     ];
