@@ -226,7 +226,8 @@ impl Parser {
     pub(super) fn subscript_substitutions(&mut self, arg: &Word) -> PResult<Vec<Check>> {
         let mut checks = Vec::new();
         if !arg.literal {
-            return Ok(checks);
+            // `declare a[0]='b[$(cmd)]'`: what it assigns is still text.
+            return self.latent_substitutions(arg);
         }
         if let Some(name) = assigned_in_arithmetic(&arg.value) {
             checks.push(Check::Refuse(Denial::ForbiddenVariable {
@@ -250,11 +251,21 @@ impl Parser {
     /// wherever it becomes a variable's value: an assignment, an array's
     /// element, a here-string (`read`, `mapfile`), and the arguments of the
     /// builtins that take names (`subscript_substitutions`).
+    ///
+    /// A subscripted name (`a[0]=…`, `[0]=…` in an array, `declare a[0]=…`)
+    /// makes the word expand from its `[` on, yet what it assigns is text
+    /// like any other: its value, from the `=` on, is looked at too (`declare
+    /// -ai a; a[0]='b[$(cmd)]'` ran cmd).
     pub(super) fn latent_substitutions(&mut self, word: &Word) -> PResult<Vec<Check>> {
         let text = inert_text(word);
-        if !latent(text) {
-            return Ok(Vec::new());
-        }
+        let text = if latent(text) {
+            text
+        } else {
+            match assigned_value(word) {
+                Some(value) if latent(value) => value,
+                _ => return Ok(Vec::new()),
+            }
+        };
         let chars = text.chars().collect();
         self.scan_text(chars)
     }
@@ -384,6 +395,15 @@ impl Parser {
             .find(|op| at(op) && !(prefix > 0 && op.starts_with('&')))?;
         Some((prefix, op))
     }
+}
+
+/// What a word that is not literal assigns, after its first `=`: the
+/// value of a subscripted assignment (`a[0]=VALUE`, `[0]=VALUE`).
+fn assigned_value(word: &Word) -> Option<&str> {
+    if word.literal {
+        return None;
+    }
+    word.value.split_once('=').map(|(_, value)| value)
 }
 
 /// The inert text of a word: all of a literal one, the part before the

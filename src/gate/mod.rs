@@ -73,9 +73,11 @@
 //! - quoted or escaped text holding a command substitution inside a subscript
 //!   (`x='a[$(cmd)]'`) is inert as written, but runs `cmd` once bash evaluates the
 //!   variable as arithmetic (`declare -i`, `(( x ))`, `let`, `[[ -v $x ]]`, `for ((…))`);
-//!   wherever such text becomes a variable's value — an assignment, an array's
-//!   element, a here-string read by `read` or `mapfile`, a name argument of a builtin —
-//!   its substitutions are checked as if they were live;
+//!   wherever such text becomes a variable's value — an assignment (a subscripted one,
+//!   `a[0]=…`, too), an array's element (`[0]=…` too), a here-string read by `read` or
+//!   `mapfile`, a name argument of a builtin (`declare a[0]=…` too) — its
+//!   substitutions are checked as if they were live (data a command reads at run time
+//!   into an integer variable stays out of reach, with the gaps listed below);
 //! - a quoted or escaped `time` (`\time`, `'time'`) is not the keyword but the
 //!   program, which runs its first operand: that operand is a command word like any
 //!   other.

@@ -147,3 +147,38 @@ fn the_public_checker_gives_the_same_answer() {
         })
     );
 }
+
+#[test]
+fn text_an_integer_variable_would_evaluate_is_checked_wherever_it_is_assigned() {
+    // An integer variable evaluates every value it is given as arithmetic,
+    // and an array subscript in arithmetic runs what it holds: once
+    // `declare -ai arr; arr[0]='a[$(touch F)]'` ran touch with only
+    // `declare` and `echo` listed.
+    let scratch = Scratch::new("gates-integer");
+    let t = builder()
+        .working_directory(&scratch.0)
+        .allowed_commands(["declare", "echo"])
+        .build()
+        .unwrap();
+    for line in [
+        "declare -ai arr; arr[0]='a[$(touch MARKER)]'; echo ${arr[0]}",
+        "declare -Ai map; map[k]='a[$(touch MARKER)]'; echo ${map[k]}",
+        "declare -ai arr=([0]='a[$(touch MARKER)]')",
+        "declare -ai arr; arr+=('a[`touch MARKER`]')",
+        "declare -i x; x='a[$(touch MARKER)]'",
+    ] {
+        let r = bash(&t, json!({"command": line}));
+        assert_eq!(
+            (r.text.as_str(), r.is_error),
+            ("Command not allowed: touch", true),
+            "{line:?}"
+        );
+    }
+    assert!(!scratch.path("MARKER").exists(), "a refused command ran");
+    // Integers themselves are fine.
+    let r = bash(
+        &t,
+        json!({"command": "declare -ai a=(1 2); a[1]+=3; echo ${a[@]}"}),
+    );
+    assert_eq!(r.text, "1 5");
+}

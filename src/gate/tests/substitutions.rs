@@ -195,6 +195,14 @@ fn quoted_text_with_a_substitution_in_a_subscript_is_checked_as_live() {
         "declare -ai a=('b[$(rm x)]')",
         "x=\"a[\\$(rm x)]\"; echo $((x))",
         "[ -v 'a[$(rm x)]' ]",
+        // A subscripted name makes the word expand; what it assigns is
+        // still text (`declare -ai a; a[0]='b[$(rm x)]'` ran rm).
+        "declare -ai a; a[0]='b[$(rm x)]'",
+        "declare -Ai m; m[k]='b[$(rm x)]'",
+        "a[0]+='b[$(rm x)]'",
+        "a[$i]='b[`rm x`]'",
+        "declare -ai a=([0]='b[$(rm x)]')",
+        "declare -ai a; a+=('b[$(rm x)]')",
     ] {
         let denial = check_allowed(line, &list).expect_err(line);
         assert_eq!(denial.to_string(), "Command not allowed: rm", "{line}");
