@@ -181,6 +181,22 @@ pub fn reap_orphans() -> std::io::Result<()> {
     os::reaper::reap_orphans()
 }
 
+/// Raises this process's soft limit of open files to its hard limit, for a
+/// host that keeps many background shells (each holds about three of its
+/// descriptors; at the usual soft limit of 1024 the 330th fails with "Too
+/// many open files"). The commands started afterwards get the soft limit
+/// as it was, so no program behaves differently under bashtools. Returns
+/// the soft limit now in force. `bashtools-mcp` calls it at start.
+///
+/// ```
+/// let now = bashtools::raise_descriptor_limit()?;
+/// assert!(now >= 3);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn raise_descriptor_limit() -> std::io::Result<u64> {
+    os::sys::raise_descriptor_limit()
+}
+
 /// The README's examples, compiled and run as doc-tests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

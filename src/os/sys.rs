@@ -2,11 +2,14 @@
 //! errno of a failed call, a thread's signal mask held blocked, reaping a
 //! child of our own at once, pidfds (`pidfd_open(2)`,
 //! `pidfd_send_signal(2)`), a group's signal that never hits the host's
-//! own group (`killpg(2)`), and this process's effective capabilities
-//! (`capabilities(7)`, read from `/proc/self/status`).
+//! own group (`killpg(2)`), this process's effective capabilities
+//! (`capabilities(7)`, read from `/proc/self/status`), and its limit of
+//! open files (`getrlimit(2)`), raised for the host and kept as it was for
+//! the commands.
 
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::OnceLock;
 
 use nix::libc;
 use nix::sys::signal::{killpg, Signal};
@@ -122,4 +125,41 @@ pub(crate) fn has_effective(cap: u32) -> bool {
         .find_map(|l| l.strip_prefix("CapEff:"))
         .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
         .is_some_and(|set| set & (1 << cap) != 0)
+}
+
+/// The soft limit of open files this process had before
+/// [`raise_descriptor_limit`] raised it: what every command gets back.
+static COMMANDS_NOFILE: OnceLock<libc::rlimit> = OnceLock::new();
+
+/// Raises this process's soft limit of open files to its hard limit, once;
+/// the commands started after it get the soft limit as it was
+/// ([`commands_nofile`]). Returns the soft limit now in force.
+pub(crate) fn raise_descriptor_limit() -> io::Result<u64> {
+    let mut now = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: fills a struct of ours.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut now) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if now.rlim_cur >= now.rlim_max {
+        return Ok(now.rlim_cur);
+    }
+    COMMANDS_NOFILE.get_or_init(|| now);
+    let raised = libc::rlimit {
+        rlim_cur: now.rlim_max,
+        rlim_max: now.rlim_max,
+    };
+    // SAFETY: reads a struct of ours.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(raised.rlim_cur)
+}
+
+/// The limit of open files a command gets: the one this process had before
+/// it raised its own; `None` if it never did (the command inherits ours).
+pub(crate) fn commands_nofile() -> Option<libc::rlimit> {
+    COMMANDS_NOFILE.get().copied()
 }

@@ -471,3 +471,58 @@ fn a_cd_persists_by_default_and_no_persist_cwd_turns_it_off() {
     s.tool("bash", json!({"command": "cd /"}));
     assert_eq!(s.tool("bash", json!({"command": "pwd"})), (root, false));
 }
+
+#[test]
+fn the_server_raises_its_descriptor_limit_and_commands_get_the_old_one() {
+    use std::os::unix::process::CommandExt;
+    // A soft limit of 64 open files: each background shell holds about
+    // three of the server's, so 40 of them once ended in "Too many open
+    // files".
+    let mut s = Server::start_with(&[], |c| {
+        // SAFETY: between fork and exec, one async-signal-safe system call
+        // on a struct on this stack.
+        unsafe {
+            c.pre_exec(|| {
+                let mut l = nix::libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                nix::libc::getrlimit(nix::libc::RLIMIT_NOFILE, &mut l);
+                l.rlim_cur = 64.min(l.rlim_max);
+                nix::libc::setrlimit(nix::libc::RLIMIT_NOFILE, &l);
+                Ok(())
+            });
+        }
+    });
+    s.initialize("2025-06-18");
+    let hard: u64 = std::fs::read_to_string(format!("/proc/{}/limits", s.pid()))
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(4)?.parse().ok())
+        .unwrap();
+    let soft_now: u64 = std::fs::read_to_string(format!("/proc/{}/limits", s.pid()))
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(3)?.parse().ok())
+        .unwrap();
+    assert_eq!(soft_now, hard, "the server's soft limit is its hard one");
+    let (text, _) = s.tool("bash", json!({"command": "ulimit -Sn"}));
+    assert_eq!(
+        text,
+        64.min(hard).to_string(),
+        "commands get the limit as it was"
+    );
+    if hard < 200 {
+        eprintln!("note: the hard limit here is {hard}: the capacity is not tried");
+        return;
+    }
+    for i in 0..40 {
+        let (text, err) = s.tool(
+            "bash",
+            json!({"command": "sleep 100", "run_in_background": true}),
+        );
+        assert!(!err, "shell {i}: {text}");
+    }
+}

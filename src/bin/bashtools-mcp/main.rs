@@ -24,6 +24,8 @@ fn main() -> ExitCode {
     // our memory or our environment through /proc, or trace us. Each
     // command is dumpable again after its exec.
     let _ = nix::sys::prctl::set_dumpable(false);
+    // Room for many background shells; commands get the limit as it was.
+    let _ = bashtools::raise_descriptor_limit();
     let (builder, options, written) = match cli::parse(std::env::args_os().skip(1)) {
         Ok((cli::Action::Serve(b, o), written)) => (b, o, written),
         Ok((cli::Action::Print(text), _)) => {

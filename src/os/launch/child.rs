@@ -112,6 +112,12 @@ pub(super) fn run(
     // SAFETY: a NUL-terminated path the parent prepared.
     let r = check(unsafe { libc::chdir(setup.cwd.as_ptr()) }.into());
     step(Step::Directory, r.map(drop));
+    if let Some(nofile) = &setup.nofile {
+        // Lowering the soft limit is always allowed.
+        // SAFETY: reads a struct the parent prepared.
+        let r = check(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, nofile) }.into());
+        step(Step::Limits, r.map(drop));
+    }
     default_dispositions();
     if let Some(r) = setup.restrictions {
         if let Err((s, e)) = r.apply(ruleset) {

@@ -29,6 +29,8 @@ pub(crate) enum Step {
     Descriptors,
     /// `chdir` to the working directory.
     Directory,
+    /// Setting the limit of open files back (`setrlimit`).
+    Limits,
     /// `no_new_privs`.
     NoNewPrivs,
     /// Dropping capabilities.
@@ -55,7 +57,7 @@ impl From<SandboxStep> for Step {
 
 impl Step {
     pub(super) fn from_u8(n: u8) -> Step {
-        pub(super) const ALL: [Step; 13] = [
+        pub(super) const ALL: [Step; 14] = [
             Step::Clone,
             Step::Cgroup,
             Step::Session,
@@ -64,6 +66,7 @@ impl Step {
             Step::Open,
             Step::Descriptors,
             Step::Directory,
+            Step::Limits,
             Step::NoNewPrivs,
             Step::Capabilities,
             Step::Seccomp,
@@ -85,6 +88,7 @@ impl Step {
             Step::Open => "cannot open its terminal or /dev/null",
             Step::Descriptors => "cannot set up its descriptors",
             Step::Directory => "cannot enter its working directory",
+            Step::Limits => "cannot set its limit of open files",
             Step::NoNewPrivs => "cannot set no_new_privs",
             Step::Capabilities => "cannot drop its capabilities",
             Step::Seccomp => "cannot install its seccomp filter",

@@ -25,7 +25,8 @@
 //! 3. the descriptors: stdio and ours moved into place, every other
 //!    descriptor close-on-exec (`close_range(2)`), so nothing the host
 //!    opened without `O_CLOEXEC` reaches a command,
-//! 4. `chdir(2)`,
+//! 4. `chdir(2)`, then the limit of open files as the host had it before it
+//!    raised its own (`setrlimit(2)`),
 //! 5. every signal disposition back to the default,
 //! 6. the restrictions: `no_new_privs`, the capabilities dropped (bounding
 //!    and ambient sets too), the seccomp filter, `landlock_restrict_self`,
@@ -147,6 +148,9 @@ pub(crate) struct ChildSetup<'a> {
     restrictions: Option<&'a Restrictions>,
     /// The Landlock ruleset the child restricts itself to.
     ruleset: Option<BorrowedFd<'a>>,
+    /// The limit of open files the child sets back, when the host raised
+    /// its own (`sys::raise_descriptor_limit`).
+    nofile: Option<libc::rlimit>,
 }
 
 /// Strings and the NULL-terminated array of pointers to them that
@@ -197,6 +201,7 @@ impl<'a> ChildSetup<'a> {
             cgroup_namespace: false,
             restrictions: None,
             ruleset: None,
+            nofile: crate::os::sys::commands_nofile(),
         }
     }
 
