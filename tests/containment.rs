@@ -957,3 +957,63 @@ fn jails_of_dead_owners_are_swept_when_tools_start_and_live_ones_kept() {
     drop(next);
     drop(tools);
 }
+
+#[test]
+fn what_left_its_v2_cell_is_stopped_through_its_v1_directories() {
+    let Some(tools) = cgroup_tools() else {
+        return;
+    };
+    let jail = tools.cgroup().unwrap();
+    let above = jail.parent().unwrap().to_path_buf();
+    let own_pids = std::fs::read_to_string("/proc/self/cgroup")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.split_once(":pids:").map(|(_, p)| p.to_string()));
+    let hybrid = own_pids.is_some_and(|own| {
+        PathBuf::from("/sys/fs/cgroup/pids")
+            .join(own.trim_start_matches('/'))
+            .join(jail.file_name().unwrap())
+            .exists()
+    });
+    if !hybrid {
+        eprintln!(
+            "SKIP: no v1 pids directory beside the cells here: nothing but v2 holds a command"
+        );
+        return;
+    }
+    let m = marker();
+    // A subshell moves itself out of the v2 cell (root, no sandbox, no
+    // nsdelegate), then waits; the leader stays.
+    // The marker is put together by the subshell, so that only the
+    // escapee's command line holds it, not the leader's.
+    let tail = m.strip_prefix("1000.").unwrap();
+    let command = format!(
+        "t={tail}; (if {{ echo $BASHPID > '{}/cgroup.procs'; }} 2>/dev/null; then echo moved; else echo stayed; fi; exec setsid sleep 1000.$t) & wait",
+        above.display()
+    );
+    let r = bash(
+        &tools,
+        json!({"command": command, "run_in_background": true}),
+    );
+    let id = id_of(&r);
+    let out = tools
+        .status(&id.as_str().into())
+        .unwrap()
+        .output_file()
+        .to_path_buf();
+    wait_until("the subshell tried to move", || {
+        std::fs::read_to_string(&out).is_ok_and(|t| t.contains("moved") || t.contains("stayed"))
+    });
+    if !std::fs::read_to_string(&out).unwrap().contains("moved") {
+        eprintln!("SKIP: a command cannot leave its cell here (nsdelegate, or not root)");
+        tools.kill(&id.as_str().into()).unwrap();
+        return;
+    }
+    wait_started(&m);
+    tools.kill(&id.as_str().into()).unwrap();
+    let left = left_after(&m, Duration::from_secs(10));
+    assert!(
+        left.is_empty(),
+        "what left its v2 cell still runs: {left:?}"
+    );
+}

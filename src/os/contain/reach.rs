@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use nix::sys::signal::Signal;
 
+use super::cgroup::v1::V1Members;
 use super::cgroup::Cell;
 use super::group;
 use super::{Contain, Entry, Hold, Key};
@@ -87,30 +88,40 @@ impl Contain {
     }
 
     /// Sends `signal` to every member of the cells of `keys` except the
-    /// pids in `skip` (leaders, which their reaper signals alone).
+    /// pids in `skip` (leaders, which their reaper signals alone), and to
+    /// what left a cell but not its v1 directories.
     pub(super) fn signal_cells(&self, keys: &[Key], signal: Signal, skip: &HashSet<u32>) {
-        let cells: Vec<Cell> = {
-            let mut holds = self.holds.lock();
-            keys.iter()
-                // Marked while the lock is held: its leader's exit, which
-                // takes the same lock, then removes the cell instead of
-                // handing it to the next command.
-                .filter_map(|k| Some(holds.by_key.get_mut(k)?.hold.stop_cell()?.clone_ref()))
-                .collect()
-        };
-        for cell in cells {
+        for (cell, v1) in self.stopped_cells(keys) {
             cell.signal(signal, skip);
+            for members in v1 {
+                members.signal_escaped(signal, &cell);
+            }
         }
     }
 
-    /// SIGKILL to every member of the cells of `keys`.
+    /// SIGKILL to every member of the cells of `keys` (`cgroup.kill`), and
+    /// to what left a cell but not its v1 directories.
     pub(super) fn kill_cells(&self, keys: &[Key]) {
-        let mut holds = self.holds.lock();
-        for k in keys {
-            if let Some(cell) = holds.by_key.get_mut(k).and_then(|e| e.hold.stop_cell()) {
-                cell.kill();
+        for (cell, v1) in self.stopped_cells(keys) {
+            cell.kill();
+            for members in v1 {
+                members.signal_escaped(Signal::SIGKILL, &cell);
             }
         }
+    }
+
+    /// The cells of `keys`, each with its v1 directories, marked stopped
+    /// while the lock is held: its leader's exit, which takes the same
+    /// lock, then removes the cell instead of handing it to the next
+    /// command.
+    fn stopped_cells(&self, keys: &[Key]) -> Vec<(Cell, Vec<V1Members>)> {
+        let mut holds = self.holds.lock();
+        keys.iter()
+            .filter_map(|k| {
+                let set = holds.by_key.get_mut(k)?.hold.stop_cell()?;
+                Some((set.clone_ref(), set.v1_members()))
+            })
+            .collect()
     }
 
     /// Waits until the cells of `keys` are empty or `deadline` passes;

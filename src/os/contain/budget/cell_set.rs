@@ -3,6 +3,7 @@
 //! read back when it ends (the module doc of `budget` says how).
 
 use super::*;
+use crate::os::contain::cgroup::v1::V1Members;
 
 /// The most memory a cell may still be charged with to be handed to the
 /// next command: what the page cache of a short command leaves, not a
@@ -85,6 +86,12 @@ impl CellSet {
     }
 
     /// Whether it may serve another command.
+    /// Handles to the command's v1 directories, to stop what left the v2
+    /// cell but not them.
+    pub(crate) fn v1_members(&self) -> Vec<V1Members> {
+        self.v1.iter().map(V1Cell::members).collect()
+    }
+
     pub(crate) fn reusable(&self, budget: &Budget) -> bool {
         !self.used
             || (!self.hit

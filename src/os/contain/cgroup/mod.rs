@@ -285,7 +285,7 @@ impl Cell {
     }
 
     /// Whether `/proc/PID/cgroup` names this cell.
-    fn holds(&self, pid: u32) -> bool {
+    pub(crate) fn holds(&self, pid: u32) -> bool {
         let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
             return false;
         };

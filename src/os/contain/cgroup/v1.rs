@@ -134,6 +134,58 @@ impl V1Cell {
     }
 }
 
+impl V1Cell {
+    /// A handle to what is in the directory, to stop it.
+    pub(crate) fn members(&self) -> V1Members {
+        V1Members {
+            controller: self.controller,
+            dir: self.dir.clone(),
+        }
+    }
+}
+
+/// The processes of one command's v1 directory. A command that left its v2
+/// cell (root, no sandbox, no `nsdelegate`) is still here, in each v1
+/// hierarchy of a hybrid host, and is stopped through it.
+#[derive(Debug)]
+pub(crate) struct V1Members {
+    controller: Controller,
+    dir: PathBuf,
+}
+
+impl V1Members {
+    /// Sends `signal` to every process here that `cell` (the command's v2
+    /// cell, signalled on its own) does not hold. Each through a pidfd
+    /// opened before its membership is checked, as for a v2 cell.
+    pub(crate) fn signal_escaped(&self, signal: nix::sys::signal::Signal, cell: &super::Cell) {
+        let Ok(procs) = std::fs::read_to_string(self.dir.join("cgroup.procs")) else {
+            return;
+        };
+        for pid in procs.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
+            let Some(fd) = crate::os::sys::pidfd_open(pid) else {
+                continue;
+            };
+            if self.holds(pid) && !cell.holds(pid) {
+                crate::os::sys::pidfd_signal(&fd, signal);
+            }
+        }
+    }
+
+    /// Whether `/proc/PID/cgroup` puts `pid` in this directory.
+    fn holds(&self, pid: u32) -> bool {
+        let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
+            return false;
+        };
+        s.lines().any(|l| {
+            let mut parts = l.splitn(3, ':');
+            let (_, list, path) = (parts.next(), parts.next(), parts.next());
+            let ours = list.is_some_and(|l| l.split(',').any(|c| c == self.controller.name()));
+            let path = path.unwrap_or("").trim_end().trim_start_matches('/');
+            ours && !path.is_empty() && self.dir.ends_with(path)
+        })
+    }
+}
+
 /// The `cgroup.procs` of the cgroup `dir`, open for writing.
 pub(crate) fn open_procs(dir: &Path) -> io::Result<File> {
     std::fs::OpenOptions::new()
