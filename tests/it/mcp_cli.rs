@@ -526,3 +526,31 @@ fn the_server_raises_its_descriptor_limit_and_commands_get_the_old_one() {
         assert!(!err, "shell {i}: {text}");
     }
 }
+
+#[test]
+fn a_removed_variable_is_nowhere_in_the_server() {
+    // Once the server kept it in its own /proc/PID/environ, which root
+    // reads even of a process that is not dumpable.
+    let secret = format!("bt-removed-{}", std::process::id());
+    let mut s = Server::start_with(&["--env-remove", "BT_REMOVED_SECRET"], |c| {
+        c.env("BT_REMOVED_SECRET", &secret);
+    });
+    s.initialize("2025-06-18");
+    let (text, _) = s.tool(
+        "bash",
+        json!({"command": "echo \"[${BT_REMOVED_SECRET-unset}]\""}),
+    );
+    assert_eq!(text, "[unset]");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { nix::libc::geteuid() } != 0 {
+        eprintln!("note: not root: another process's environ cannot be read here, only the commands' is checked");
+        return;
+    }
+    let environ = std::fs::read(format!("/proc/{}/environ", s.pid())).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&environ).contains(&secret),
+        "the removed value is in the server's environ"
+    );
+    // The rest of its environment is as it was.
+    assert!(String::from_utf8_lossy(&environ).contains("PATH="));
+}

@@ -14,8 +14,10 @@ use crate::values::{secs_text, UsageError};
 
 /// What the command line asks for.
 pub(crate) enum Action {
-    /// Serve with these tools and these options.
-    Serve(Box<Builder>, Options),
+    /// Serve with these tools and these options; the variables removed
+    /// from the commands' environment (`--env-remove`), which the server
+    /// sheds from its own too.
+    Serve(Box<Builder>, Options, Vec<String>),
     /// Print this text to stdout and exit 0 (`--help`, `--version`).
     Print(String),
 }
@@ -162,7 +164,11 @@ pub(crate) fn parse(
         b = b.sandbox(sandbox);
     }
     Ok((
-        Action::Serve(Box::new(b.monitor_options(parsed.monitor)), parsed.options),
+        Action::Serve(
+            Box::new(b.monitor_options(parsed.monitor)),
+            parsed.options,
+            parsed.removed,
+        ),
         written,
     ))
 }

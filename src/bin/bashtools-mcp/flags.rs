@@ -21,6 +21,8 @@ pub(crate) struct Parsed {
     pub(crate) timeouts: Timeouts,
     /// A text to print instead of serving (`--help`, `--version`).
     pub(crate) print: Option<String>,
+    /// The variables `--env-remove` names.
+    pub(crate) removed: Vec<String>,
 }
 
 impl Parsed {
@@ -33,6 +35,7 @@ impl Parsed {
             sandbox: None,
             timeouts: Timeouts::default(),
             print: None,
+            removed: Vec::new(),
         }
     }
 
@@ -142,6 +145,7 @@ pub(crate) const FLAGS: &[Flag] = &[
     flag("--env-remove", "KEY", "remove a variable from every command's environment; repeatable",
         |p, f, v| {
             if v.is_empty() { return Err(UsageError(format!("{f} wants a variable name"))); }
+            p.removed.push(v.to_string());
             p.set(|b| b.env_remove(v)); Ok(())
         }),
     flag("--batch-window-ms", "MS", "a monitor's lines within this window go out as one event",

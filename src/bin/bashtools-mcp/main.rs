@@ -24,10 +24,15 @@ fn main() -> ExitCode {
     // our memory or our environment through /proc, or trace us. Each
     // command is dumpable again after its exec.
     let _ = nix::sys::prctl::set_dumpable(false);
-    // Room for many background shells; commands get the limit as it was.
-    let _ = bashtools::raise_descriptor_limit();
     let (builder, options, written) = match cli::parse(std::env::args_os().skip(1)) {
-        Ok((cli::Action::Serve(b, o), written)) => (b, o, written),
+        Ok((cli::Action::Serve(b, o, removed), written)) => {
+            shed(&removed);
+            // Room for many background shells; commands get the limit as
+            // it was. After `shed`: started again, the program would find
+            // its limit raised already and hand that on.
+            let _ = bashtools::raise_descriptor_limit();
+            (b, o, written)
+        }
         Ok((cli::Action::Print(text), _)) => {
             print!("{text}");
             return ExitCode::SUCCESS;
@@ -107,4 +112,26 @@ fn stop_on_signals(tools: bashtools::BashTools) -> std::io::Result<()> {
             }
         })?;
     Ok(())
+}
+
+/// Starts this program again without the variables `--env-remove` names,
+/// if it has any: a process's `/proc/PID/environ` shows the environment it
+/// was started with whatever it removes later, and root reads it even of a
+/// process that is not dumpable. Done first, before any thread or command
+/// exists; the new program finds none of them and goes on.
+fn shed(removed: &[String]) {
+    use std::os::unix::process::CommandExt;
+    if !removed.iter().any(|n| std::env::var_os(n).is_some()) {
+        return;
+    }
+    let mut args = std::env::args_os();
+    let argv0 = args.next().unwrap_or_default();
+    let kept = std::env::vars_os().filter(|(k, _)| !removed.iter().any(|r| k == r.as_str()));
+    let e = std::process::Command::new("/proc/self/exe")
+        .arg0(argv0)
+        .args(args)
+        .env_clear()
+        .envs(kept)
+        .exec();
+    eprintln!("bashtools-mcp: cannot start again without the removed variables ({e}): they stay readable in /proc/PID/environ to root");
 }
