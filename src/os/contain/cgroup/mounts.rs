@@ -98,13 +98,27 @@ fn unescape(s: &str) -> String {
 /// one left inside kept the cell, and its jail, for good); one already
 /// gone is no error. Fails (EBUSY) while a process is in any of them.
 pub(crate) fn remove(dir: &Path) -> io::Result<()> {
+    match rmdir(dir) {
+        // Children first (the usual cell has none, and costs one rmdir);
+        // then once more, whether they all went or not. (cgroupfs says
+        // EBUSY; another file system ENOTEMPTY.)
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(nix::libc::EBUSY | nix::libc::ENOTEMPTY)
+            ) && has_children(dir) =>
+        {
+            remove_children(dir);
+            rmdir(dir)
+        }
+        other => other,
+    }
+}
+
+/// `rmdir(2)` of a cgroup; one already gone is no error.
+fn rmdir(dir: &Path) -> io::Result<()> {
     match std::fs::remove_dir(dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        // Children first (the usual cell has none, and costs one rmdir).
-        Err(e) if e.raw_os_error() == Some(nix::libc::EBUSY) && has_children(dir) => {
-            remove_children(dir);
-            remove(dir)
-        }
         other => other,
     }
 }
@@ -249,6 +263,19 @@ mod tests {
         assert_eq!(jail_owner("bashtools-123-0-0123456789abcdef-1"), None);
         assert_eq!(jail_owner("bashtools-x-0-0123456789abcdef"), None);
         assert_eq!(jail_owner("run-1"), None);
+    }
+
+    #[test]
+    fn a_cgroup_that_cannot_go_is_given_up_not_retried_for_ever() {
+        // A plain directory stands in (ENOTEMPTY for EBUSY): its child
+        // holds a file, so neither goes, and the removal must end with an
+        // error instead of trying again for ever.
+        let dir = std::env::temp_dir().join(format!("bashtools-mounts-{}", std::process::id()));
+        let child = dir.join("child");
+        std::fs::create_dir_all(&child).unwrap();
+        std::fs::write(child.join("held"), b"x").unwrap();
+        assert!(remove(&dir).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
