@@ -163,6 +163,8 @@ pub(crate) struct Shared {
     pub inbox: Arc<Inbox>,
     pub tasks: Arc<Board>,
     pub progress_every: Duration,
+    /// The tools' output limit, in characters (what an answer can hold).
+    pub output_limit: usize,
     /// Strip the promise of a notification from texts (no path that
     /// reaches the model is on).
     pub unpromised: bool,
@@ -190,8 +192,8 @@ pub(crate) fn spawn(cx: &Shared, call: ToolCall) -> Result<(), Box<ToolCall>> {
 /// Runs `call` on this thread and sends its response (unless cancelled).
 pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
     // Backpressure: no new work while the client leaves its answers unread
-    // (`writer.rs`).
-    cx.out.wait_for_room();
+    // (`writer.rs`); the room is held until the answer is queued.
+    let _room = cx.out.reserve(answer_bound(&call, cx.output_limit));
     let key = jsonrpc::id_key(&call.id);
     let seq = cx
         .inbox
@@ -246,6 +248,29 @@ pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
         cx.inbox.finish(seq, announced, None, true);
     }
     cx.calls.done(&key);
+}
+
+/// Room for the notifications an answer carries and its envelope.
+const ANSWER_SLACK: usize = 16 << 10;
+
+/// The bytes `call`'s answer can take, as [`Writer::reserve`] counts them:
+/// output of `output_limit` characters at two bytes each (text that is
+/// not all ASCII, escapes), twice when `structuredContent` repeats it.
+/// Calls that answer with a few lines (starting a background command,
+/// stopping one) reserve only the slack.
+fn answer_bound(call: &ToolCall, output_limit: usize) -> usize {
+    let small = match call.tool.as_str() {
+        "kill_shell" | "monitor" => true,
+        "bash" => call.arguments.get("run_in_background") == Some(&Value::Bool(true)),
+        _ => false,
+    };
+    if small {
+        return ANSWER_SLACK;
+    }
+    let copies = if call.structured { 2 } else { 1 };
+    output_limit
+        .saturating_mul(2 * copies)
+        .saturating_add(ANSWER_SLACK)
 }
 
 fn run(cx: &Shared, key: &str, seq: Seq, call: &ToolCall) -> ToolResult {

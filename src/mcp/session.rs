@@ -75,6 +75,7 @@ impl<'a> Session<'a> {
             inbox,
             tasks,
             progress_every: options.progress_every(),
+            output_limit: server.backend.settings().output_limit,
         };
         Ok(Session {
             server,

@@ -8,11 +8,17 @@
 //! client reads them.
 //!
 //! A client that stops reading blocks only that thread; no sender ever
-//! waits for the pipe (senders may hold locks), but once [`QUEUE_LIMIT`]
-//! bytes wait, no new call starts ([`Writer::wait_for_room`]):
+//! waits for the pipe (senders may hold locks). Each call instead reserves
+//! room for the largest answer it can give before it starts
+//! ([`Writer::reserve`]), and waits while the bytes queued plus the room
+//! reserved by calls still running would pass [`QUEUE_LIMIT`]:
 //! backpressure on the calls rather than a queue that grows with every
-//! answer nobody reads, or messages lost. What may still be queued past the
-//! limit: the answers of calls already running, and notifications.
+//! answer nobody reads, or messages lost. A burst of calls sent together
+//! is bounded too, since the answers a call holds before it queues them
+//! are counted from its start. What may still pass the limit:
+//! notifications (a monitor that prints while the client reads nothing),
+//! and one call whose own reservation is larger than the limit (it runs
+//! alone).
 //! [`Writer::close`] gives up on the pipe at its deadline (contract §9:
 //! shutdown never blocks on the client).
 //! `serde_json` escapes control characters inside strings, so a serialized
@@ -45,6 +51,8 @@ pub(crate) struct Writer {
 /// The bytes waiting for the client, and the wait for room.
 #[derive(Default)]
 struct Queued {
+    /// Bytes queued and not yet written, plus the room reserved by
+    /// running calls ([`Room`]).
     bytes: Mutex<usize>,
     room: Condvar,
     /// Set by [`Writer::stop_waiting`].
@@ -98,15 +106,28 @@ impl Writer {
         }
     }
 
-    /// Waits while [`QUEUE_LIMIT`] bytes are queued for a client that reads
-    /// none of them. Each call runs it before it starts, holding no lock:
-    /// a client that sends requests and never reads the answers stops
-    /// having them run, rather than growing the server with answers it
-    /// does not take. Returns at once after [`stop_waiting`](Self::stop_waiting).
-    pub(crate) fn wait_for_room(&self) {
+    /// Reserves room for an answer of up to `bound` bytes, waiting while
+    /// the bytes queued and reserved leave less than that under
+    /// [`QUEUE_LIMIT`] (when nothing is queued or reserved it never waits,
+    /// so a bound above the limit runs alone). Each call runs it before it
+    /// starts, holding no lock, and keeps the [`Room`] until its answer is
+    /// queued: a client that sends requests and never reads the answers
+    /// stops having them run, rather than growing the server with answers
+    /// it does not take. Returns at once after
+    /// [`stop_waiting`](Self::stop_waiting) or once the client is gone.
+    pub(crate) fn reserve(&self, bound: usize) -> Room<'_> {
         let mut bytes = self.queued.bytes.lock();
-        while *bytes >= QUEUE_LIMIT && !self.broken.load(Ordering::Relaxed) && !self.stopped() {
+        while *bytes > 0
+            && bytes.saturating_add(bound) > QUEUE_LIMIT
+            && !self.broken.load(Ordering::Relaxed)
+            && !self.stopped()
+        {
             self.queued.room.wait(&mut bytes);
+        }
+        *bytes += bound;
+        Room {
+            queued: &self.queued,
+            bound,
         }
     }
 
@@ -131,6 +152,20 @@ impl Writer {
             self.done.recv_deadline(deadline),
             Err(crossbeam_channel::RecvTimeoutError::Disconnected)
         )
+    }
+}
+
+/// Room reserved for one call's answer; given back when dropped (after the
+/// answer, if any, was queued and so counts on its own).
+pub(crate) struct Room<'a> {
+    queued: &'a Queued,
+    bound: usize,
+}
+
+impl Drop for Room<'_> {
+    fn drop(&mut self) {
+        *self.queued.bytes.lock() -= self.bound;
+        self.queued.room.notify_all();
     }
 }
 
