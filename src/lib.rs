@@ -134,6 +134,7 @@ pub mod gate;
 mod monitor;
 mod output;
 mod pending;
+mod policy;
 mod tasks;
 mod timer;
 // The typed public API, the JSON edge over it, and the server.
@@ -157,6 +158,9 @@ pub use crate::limits::{
 pub use crate::os::contain::Containment;
 pub use crate::os::sandbox::SandboxStatus;
 pub use crate::pending::{CommandHandle, Pending};
+pub use crate::policy::{
+    load_rules, Decision, Judgement, Part, Policy, Rule, RuleError, RulesFile, RulesFileError,
+};
 pub use crate::status::{ParseStatusError, TaskStatus};
 pub use crate::tasks::{
     NewTask, Notification, StopFn, TaskHandle, TaskInfo, Tasks, DEFAULT_QUEUE_LIMIT,

@@ -135,6 +135,8 @@ impl Parser {
         let mut command: Option<Option<String>> = None;
         let mut args = Vec::new();
         let mut empty = true;
+        // Where the command's check is in `outer`: its words follow at the end.
+        let mut at = None;
         loop {
             self.skip_blanks();
             let mode = match command {
@@ -182,12 +184,9 @@ impl Parser {
                     }
                 }
                 (None, None) => {
-                    let value = word.literal.then_some(word.value);
-                    command = Some(value.clone());
-                    outer.push(Check::Command {
-                        raw: word.raw,
-                        value,
-                    });
+                    command = Some(word.literal.then(|| word.value.clone()));
+                    at = Some(outer.len());
+                    outer.push(Check::Command(vec![Spelled::of(&word)]));
                 }
                 (Some(_), _) => args.push(word),
             }
@@ -201,10 +200,7 @@ impl Parser {
                 // word): a quoted or escaped `time` is the program, which
                 // runs its first operand as a command.
                 if let Some(word) = time_operand(&args) {
-                    outer.push(Check::Command {
-                        raw: word.raw.clone(),
-                        value: word.literal.then(|| word.value.clone()),
-                    });
+                    outer.push(Check::Command(vec![Spelled::of(word)]));
                 }
             }
             self.builtin_checks(name, &args, &mut outer)?;
@@ -213,6 +209,9 @@ impl Parser {
                     inner.extend(self.subscript_substitutions(arg)?);
                 }
             }
+        }
+        if let Some(Check::Command(words)) = at.and_then(|i| outer.get_mut(i)) {
+            words.extend(args.iter().map(Spelled::of));
         }
         out.append(&mut outer);
         out.append(&mut inner);

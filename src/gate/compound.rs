@@ -182,10 +182,7 @@ impl Parser {
     /// followed through bash's special rules for this construct.
     pub(super) fn parse_cond(&mut self, out: &mut Vec<Check>) -> PResult<()> {
         self.advance(2);
-        out.push(Check::Command {
-            raw: "[[".into(),
-            value: Some("[[".into()),
-        });
+        out.push(Check::Command(vec![Spelled::plain("[[")]));
         loop {
             self.skip_blanks();
             match self.peek() {

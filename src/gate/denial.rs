@@ -16,6 +16,13 @@ pub enum Denial {
         /// The word as bash will look it up (`"t"ouch` is `touch`).
         word: String,
     },
+    /// A rule of the policy denies it ([`Policy`](crate::Policy)).
+    ByRule {
+        /// The command's words as written, as many as the rule's prefix has.
+        words: String,
+        /// The rule's justification.
+        justification: Option<String>,
+    },
     /// A command word that is not a plain literal (an expansion, a substitution, a
     /// glob, a brace expansion, a leading `~`, an empty word): its value is not known
     /// before the line runs.
@@ -74,6 +81,7 @@ impl Denial {
     pub fn subject(&self) -> &str {
         match self {
             Denial::NotAllowed { word } | Denial::NotLiteral { word } => word,
+            Denial::ByRule { words, .. } => words,
             Denial::ForbiddenVariable { text, .. }
             | Denial::NotLiteralName { text }
             | Denial::Option { text, .. } => text,
@@ -81,10 +89,10 @@ impl Denial {
         }
     }
 
-    /// Whether this is the plain refusal of a word outside the list, as opposed to a
-    /// construct refused whatever the list holds.
+    /// Whether this is the plain refusal of a word outside the list or of a
+    /// rule, as opposed to a construct refused whatever the list holds.
     pub fn is_unlisted_word(&self) -> bool {
-        matches!(self, Denial::NotAllowed { .. })
+        matches!(self, Denial::NotAllowed { .. } | Denial::ByRule { .. })
     }
 }
 
@@ -96,6 +104,11 @@ impl fmt::Display for Denial {
         let subject = self.subject();
         match self {
             Denial::NotAllowed { .. } => write!(f, "{}", crate::texts::not_allowed(subject)),
+            Denial::ByRule {
+                justification: Some(why),
+                ..
+            } => write!(f, "{}: {why}", crate::texts::not_allowed(subject)),
+            Denial::ByRule { .. } => write!(f, "{}", crate::texts::not_allowed(subject)),
             Denial::NotLiteral { .. } => write!(
                 f,
                 "{} (a command word must be a plain name: write the command itself)",

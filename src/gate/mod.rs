@@ -194,6 +194,28 @@ pub fn changes_what_runs(name: &str) -> bool {
 /// is refused as such even when an earlier command is also not allowed. An empty
 /// `allowed` allows no command at all; a line without commands (`X=1`, a comment) passes.
 pub fn check_allowed<S: AsRef<str>>(line: &str, allowed: &[S]) -> Result<(), Denial> {
+    walk(line, |words| match words[0].literal() {
+        Some(word) if allowed.iter().any(|a| a.as_ref() == word) => Ok(()),
+        Some(word) => Err(Denial::NotAllowed {
+            word: word.to_string(),
+        }),
+        // An expansion, a glob or an empty word: show it as written, since there is
+        // no value to show before the line runs.
+        None => Err(Denial::NotLiteral {
+            word: words[0].raw.clone(),
+        }),
+    })
+}
+
+/// Reads `line` as [`check_allowed`] does and calls `judge` with the words
+/// of each simple command, in reading order (outer before inner), after
+/// the gate's own refusals of that point in the line: the first refusal,
+/// the gate's or `judge`'s, ends the walk and is returned. The policy
+/// (`crate::policy`) judges lines through it.
+pub(crate) fn walk(
+    line: &str,
+    mut judge: impl FnMut(&[Spelled]) -> Result<(), Denial>,
+) -> Result<(), Denial> {
     let checks = Parser::new(line.chars().collect(), 0, 0, false)
         .parse_program()
         .map_err(|ParseError(reason)| Denial::Unparseable { reason })?;
@@ -206,16 +228,7 @@ pub fn check_allowed<S: AsRef<str>>(line: &str, allowed: &[S]) -> Result<(), Den
         .collect();
     for check in &checks {
         match check {
-            Check::Command {
-                value: Some(word), ..
-            } if !word.is_empty() => {
-                if !allowed.iter().any(|a| a.as_ref() == word) {
-                    return Err(Denial::NotAllowed { word: word.clone() });
-                }
-            }
-            // An expansion, a glob or an empty word: show it as written, since there is
-            // no value to show before the line runs.
-            Check::Command { raw, .. } => return Err(Denial::NotLiteral { word: raw.clone() }),
+            Check::Command(words) => judge(words)?,
             Check::Refuse(refusal) => return Err(refusal.clone()),
             Check::Nameref(_) => {}
             // A loop over a nameref makes it refer to each word in turn, so
@@ -229,11 +242,59 @@ pub fn check_allowed<S: AsRef<str>>(line: &str, allowed: &[S]) -> Result<(), Den
     Ok(())
 }
 
+/// One word of a simple command, as the gate read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Spelled {
+    /// As written.
+    pub raw: String,
+    /// After quote removal, when it is a plain literal (no expansion, glob,
+    /// brace expansion, leading `~`, and not empty).
+    value: Option<String>,
+    /// The part of its value known before the line runs: all of it for a
+    /// literal, the text before the first expansion otherwise.
+    pub known: String,
+}
+
+impl Spelled {
+    fn of(word: &Word) -> Spelled {
+        let value = (word.literal && !word.value.is_empty()).then(|| word.value.clone());
+        Spelled {
+            raw: word.raw.clone(),
+            value,
+            known: word.known_value().to_string(),
+        }
+    }
+
+    /// A literal word written plainly.
+    pub(crate) fn plain(word: &str) -> Spelled {
+        Spelled {
+            raw: word.into(),
+            value: Some(word.into()),
+            known: word.into(),
+        }
+    }
+
+    /// A word that expands, nothing of it known (for tests).
+    #[cfg(test)]
+    pub(crate) fn expanding(raw: &str) -> Spelled {
+        Spelled {
+            raw: raw.into(),
+            value: None,
+            known: String::new(),
+        }
+    }
+
+    /// Its value, when it is known before the line runs.
+    pub(crate) fn literal(&self) -> Option<&str> {
+        self.value.as_deref()
+    }
+}
+
 /// One decision to make, in reading order (outer before inner).
 enum Check {
-    /// A command word: `value` is its text after quote removal, `None` when it is not a
-    /// plain literal (expansions, globs, brace expansion, leading tilde).
-    Command { raw: String, value: Option<String> },
+    /// A simple command: its command word, then the words after it (redirections and
+    /// assignments left out).
+    Command(Vec<Spelled>),
     /// Refused whatever the list holds.
     Refuse(Denial),
     /// `declare -n NAME=…` somewhere in the line: NAME is a nameref.
