@@ -24,6 +24,12 @@ pub struct Caller {
     pub(crate) detached: bool,
     pub(crate) working_directory: Option<PathBuf>,
     pub(crate) session: Option<String>,
+    /// A line the person already approved for this call (the MCP server
+    /// asked before calling): it runs without asking again.
+    pub(crate) approved: Option<String>,
+    /// The MCP client cannot ask the user: a line that needs approval is
+    /// refused, saying what to allow (this prefix).
+    pub(crate) cannot_ask: Option<String>,
 }
 
 impl Default for Caller {
@@ -35,6 +41,8 @@ impl Default for Caller {
             detached: false,
             working_directory: None,
             session: None,
+            approved: None,
+            cannot_ask: None,
         }
     }
 }

@@ -87,6 +87,9 @@ pub mod defaults {
 pub(crate) struct Config {
     pub working_directory: PathBuf,
     pub allowed_commands: Option<Vec<String>>,
+    /// Lines are judged by a policy (`allowed_commands` or rules): the
+    /// carried environment then keeps nothing the gate would refuse.
+    pub gated: bool,
     pub validator: Option<Arc<Validator>>,
     pub default_timeout: Duration,
     pub max_timeout: Duration,

@@ -68,6 +68,9 @@ pub enum ErrorKind {
     /// made for commands, or no hierarchy offers its controller. Never
     /// silently off.
     LimitUnavailable,
+    /// An entry of [`allowed_commands`](crate::Builder::allowed_commands)
+    /// cannot be read as a rule (a quote, an unclosed `[`, nothing at all).
+    RuleInvalid,
 }
 
 #[derive(Debug)]
@@ -91,6 +94,8 @@ enum Repr {
     InteractiveGated,
     /// A limit's value is out of range, or it cannot be applied here.
     Limit(LimitError),
+    /// An allowed command that is no rule (the entry, why).
+    Rule(String, String),
 }
 
 impl Error {
@@ -127,6 +132,12 @@ impl Error {
     pub(crate) fn sandbox(path: Option<PathBuf>, err: io::Error) -> Self {
         Error {
             kind: Repr::Sandbox(path, err),
+        }
+    }
+
+    pub(crate) fn rule(entry: String, error: String) -> Self {
+        Error {
+            kind: Repr::Rule(entry, error),
         }
     }
 
@@ -178,6 +189,7 @@ impl Error {
                 reason: LimitReason::Unavailable(_),
                 ..
             }) => ErrorKind::LimitUnavailable,
+            Repr::Rule(..) => ErrorKind::RuleInvalid,
         }
     }
 
@@ -192,7 +204,8 @@ impl Error {
             | Repr::Thread(..)
             | Repr::SandboxUnsupported
             | Repr::InteractiveGated
-            | Repr::Limit(_) => None,
+            | Repr::Limit(_)
+            | Repr::Rule(..) => None,
         }
     }
 }
@@ -225,6 +238,7 @@ impl fmt::Display for Error {
                  program; set interactive_ungated to accept that",
             ),
             Repr::Limit(e) => write!(f, "{e}"),
+            Repr::Rule(entry, e) => write!(f, "allowed command {entry:?} is no rule: {e}"),
             Repr::OutputDirectory(p, e) => {
                 write!(
                     f,

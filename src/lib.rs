@@ -159,7 +159,8 @@ pub use crate::os::contain::Containment;
 pub use crate::os::sandbox::SandboxStatus;
 pub use crate::pending::{CommandHandle, Pending};
 pub use crate::policy::{
-    load_rules, Decision, Judgement, Part, Policy, Rule, RuleError, RulesFile, RulesFileError,
+    load_rules, Approval, Approved, Approver, Decision, Judgement, Part, Policy, Rule, RuleError,
+    RulesFile, RulesFileError,
 };
 pub use crate::status::{ParseStatusError, TaskStatus};
 pub use crate::tasks::{

@@ -108,6 +108,27 @@ pub(crate) fn not_allowed(word: &str) -> String {
     format!("Command not allowed: {word}")
 }
 
+/// §12: a line needs approval and no approver is configured.
+pub(crate) fn needs_approval(words: &str) -> String {
+    format!("Command needs approval: {words} (no one can be asked here; allow it with a rule)")
+}
+
+/// §12: a line needs approval and the MCP client cannot ask the user.
+pub(crate) fn client_cannot_ask(words: &str, prefix: &str) -> String {
+    format!(
+        "Command needs approval: {words} (this client cannot ask the user; allow it with \
+         --allow \"{prefix}\" or a rules file)"
+    )
+}
+
+/// §12: the person declined, or did not answer in time.
+pub(crate) fn declined(line: &str, reason: Option<&str>) -> String {
+    match reason {
+        Some(reason) => format!("Command denied: {line} ({reason})"),
+        None => format!("Command denied: {line}"),
+    }
+}
+
 /// §4 gates: the validator refused, with its reason (`Command denied` for none).
 pub(crate) fn refused(reason: &str) -> String {
     if reason.trim().is_empty() {

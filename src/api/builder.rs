@@ -12,6 +12,7 @@ use crate::limits::Limits;
 use crate::os::files::outdir::OutputDir;
 use crate::os::launch::Via;
 use crate::os::process::RealProcess;
+use crate::policy::{Approver, Policy};
 
 use crate::tasks::Tasks;
 use crate::BashTools;
@@ -31,6 +32,8 @@ use crate::BashTools;
 pub struct Builder {
     working_directory: Option<PathBuf>,
     allowed_commands: Option<Vec<String>>,
+    policy: Policy,
+    approver: Option<Arc<Approver>>,
     validator: Option<Arc<Validator>>,
     default_timeout: Duration,
     max_timeout: Duration,
@@ -64,6 +67,8 @@ impl std::fmt::Debug for Builder {
         f.debug_struct("Builder")
             .field("working_directory", &self.working_directory)
             .field("allowed_commands", &self.allowed_commands)
+            .field("policy", &self.policy)
+            .field("approver", &self.approver.is_some())
             .field("validator", &self.validator.is_some())
             .field("default_timeout", &self.default_timeout)
             .field("max_timeout", &self.max_timeout)
@@ -102,6 +107,8 @@ impl Default for Builder {
         Builder {
             working_directory: None,
             allowed_commands: None,
+            policy: Policy::new(),
+            approver: None,
             validator: None,
             default_timeout: defaults::DEFAULT_TIMEOUT,
             max_timeout: defaults::MAX_TIMEOUT,
@@ -140,9 +147,14 @@ impl Builder {
         self
     }
 
-    /// The only command words allowed. Every simple command of a line is
-    /// checked (see [`gate::check_allowed`](crate::gate::check_allowed)), not
-    /// just the first word. Default: no list, everything allowed.
+    /// The only commands allowed: each entry a command word or a prefix of
+    /// words (`"git status"`, `"git [log diff]"`), an allow rule of the
+    /// [`Policy`]. Every simple command of a line is checked (see
+    /// [`gate::check_allowed`](crate::gate::check_allowed)), not just the
+    /// first word; a command no entry allows is refused (or asked, with
+    /// [`unlisted`](Self::unlisted)). Default: no list, everything allowed.
+    /// An entry that is no rule fails [`build`](Self::build)
+    /// ([`ErrorKind::RuleInvalid`](crate::ErrorKind::RuleInvalid)).
     pub fn allowed_commands<I, S>(mut self, words: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -377,7 +389,7 @@ impl Builder {
         let limits = self.limits;
         limits.check().map_err(Error::limit)?;
         crate::timer::start().map_err(|e| Error::thread("timer thread", e))?;
-        let (config, tasks, tmp) = self.resolve()?;
+        let (config, gates, tasks, tmp) = self.resolve()?;
         let outdir = OutputDir::create(&config.output_root)
             .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
         let config = Arc::new(config);
@@ -403,7 +415,7 @@ impl Builder {
             .map_err(Error::limit)?,
         );
         let sandbox = tmp.zip(status);
-        BashTools::from_parts(config, tasks, outdir, process, sandbox)
+        BashTools::from_parts(config, gates, tasks, outdir, process, sandbox)
     }
 
     /// Builds tools whose commands are `process`'s (a fake, in tests).
@@ -412,14 +424,15 @@ impl Builder {
         self,
         process: Arc<dyn crate::os::process::Process>,
     ) -> Result<BashTools, Error> {
-        let (config, tasks, _) = self.resolve()?;
+        let (config, gates, tasks, _) = self.resolve()?;
         let outdir = OutputDir::create(&config.output_root)
             .map_err(|e| Error::output_directory(config.output_root.clone(), e))?;
-        BashTools::from_parts(Arc::new(config), tasks, outdir, process, None)
+        BashTools::from_parts(Arc::new(config), gates, tasks, outdir, process, None)
     }
 }
 
 mod confinement;
+mod policy;
 mod resolve;
 mod sandbox_setup;
 use sandbox_setup::prepare_sandbox;

@@ -23,8 +23,17 @@ use crate::status::TaskStatus;
 use crate::tasks::{TaskInfo, Tasks};
 use crate::texts;
 
+/// The policy lines are judged by, and who is asked.
+pub(crate) struct Gates {
+    /// `None`: no gate at all (no `allowed_commands`, no rules).
+    pub policy: Option<crate::policy::Policy>,
+    /// Asked when a line needs approval.
+    pub approver: Option<Arc<crate::policy::Approver>>,
+}
+
 pub(crate) struct Core {
     pub config: Arc<Config>,
+    pub gates: Gates,
     pub tasks: Option<Tasks>,
     pub shells: Arc<Supervisor>,
     /// The N of the next `bash_N` when there is no registry to ask.
@@ -37,11 +46,14 @@ pub(crate) struct Core {
     pub(super) last_dirs: Mutex<HashMap<String, LastDir>>,
     /// With `persist_environment`: each recipient's carried variables.
     pub(super) carried: Mutex<HashMap<String, Kept>>,
+    /// The prefixes each session's person allowed *always* (policy).
+    pub(super) always: Mutex<HashMap<String, Vec<crate::policy::Rule>>>,
 }
 
 impl Core {
     pub(crate) fn new(
         config: Arc<Config>,
+        gates: Gates,
         tasks: Option<Tasks>,
         outdir: OutputDir,
         process: Arc<dyn Process>,
@@ -63,10 +75,12 @@ impl Core {
         ));
         Arc::new(Core {
             config,
+            gates,
             tasks,
             shells,
             next_bash: AtomicU64::new(1),
             readers: Mutex::new(Vec::new()),
+            always: Mutex::new(HashMap::new()),
             last_dirs: Mutex::new(HashMap::new()),
             carried: Mutex::new(HashMap::new()),
         })

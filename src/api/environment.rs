@@ -87,12 +87,7 @@ impl Core {
             unknown: &listed.too_long,
             whole: listed.whole,
         };
-        let (carried, mut not_kept) = carry(
-            &base,
-            &before,
-            ended,
-            self.config.allowed_commands.is_some(),
-        );
+        let (carried, mut not_kept) = carry(&base, &before, ended, self.config.gated);
         // Too long to read: not kept, and said so by name.
         let too_long = listed.too_long.iter().cloned().map(NotKept::TooLarge);
         not_kept.splice(0..0, too_long);

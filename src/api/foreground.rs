@@ -29,6 +29,9 @@ pub(crate) fn run_f<T: Send + 'static>(
     caller: &Caller,
     convert: Convert<T>,
 ) -> Pending<T> {
+    if core.will_ask(cmd.get_command(), caller) {
+        return asked_then_run(core, cmd, caller, convert);
+    }
     let (key, timeout, place) = match core.start(cmd, caller) {
         Ok(Started::Answered(outcome)) => return Pending::ready(convert(Ok(outcome))),
         Ok(Started::Foreground {
@@ -129,6 +132,33 @@ impl<T: Send + 'static> ExitWaiter for OnExit<T> {
             (state.convert)(result)
         });
     }
+}
+
+/// A line that needs the approver's answer: asked, and then run as
+/// [`Core::run`] does, on a thread of its own, so no thread of the caller
+/// waits for the person. The [`Pending`] has no command handle while the
+/// person is asked.
+fn asked_then_run<T: Send + 'static>(
+    core: &Arc<Core>,
+    cmd: &Command,
+    caller: &Caller,
+    convert: Convert<T>,
+) -> Pending<T> {
+    let (pending, completer) = Pending::new();
+    let pending = pending.make_if_dropped();
+    let (core, cmd, caller) = (core.clone(), cmd.clone(), caller.clone());
+    let done = completer.clone();
+    let convert2 = convert.clone();
+    let spawned = std::thread::Builder::new()
+        .name("bashtools-approval".into())
+        .spawn(move || {
+            let result = core.run(&cmd, &caller);
+            done.complete_with(move || convert2(result));
+        });
+    if let Err(e) = spawned {
+        completer.complete_with(move || convert(Err(CallError::SpawnFailed(e.into()))));
+    }
+    pending
 }
 
 impl Core {

@@ -114,12 +114,13 @@ impl BashTools {
 
     pub(crate) fn from_parts(
         config: Arc<Config>,
+        gates: core::Gates,
         tasks: Option<Tasks>,
         outdir: OutputDir,
         process: Arc<dyn Process>,
         sandbox: Option<(OutputDir, SandboxStatus)>,
     ) -> Result<BashTools, Error> {
-        let core = Core::new(config, tasks, outdir, process);
+        let core = Core::new(config, gates, tasks, outdir, process);
         Ok(BashTools {
             owner: Arc::new(Owner {
                 core,

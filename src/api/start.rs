@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::core::{Core, LastDir};
 use super::types::{Backgrounded, CallError, Command, CwdReset, Outcome, Refusal, ShellId};
 use crate::caller::Caller;
-use crate::gate;
+use crate::policy::{Approval, Approved, Decision, Judgement, Rule};
 use crate::shells::{Key, Kind, NewShell, StartError, Stdio};
 
 /// What starting a command led to.
@@ -124,10 +124,20 @@ impl Core {
         Ok(())
     }
 
-    /// The gates: `allowed_commands`, then the validator.
-    pub(crate) fn check_gates(&self, command: &str, cwd: &Path) -> Result<(), Refusal> {
-        if let Some(allowed) = &self.config.allowed_commands {
-            gate::check_allowed(command, allowed).map_err(Refusal::Gate)?;
+    /// The gates: the policy (`allowed_commands` and rules; asking the
+    /// approver when the line needs it), then the validator.
+    pub(crate) fn check_gates(
+        &self,
+        command: &str,
+        cwd: &Path,
+        caller: &Caller,
+    ) -> Result<(), Refusal> {
+        if let Some(policy) = &self.gates.policy {
+            match policy.judge_with(command, &self.always_of(caller)) {
+                Judgement::Allow => {}
+                Judgement::Deny(denial) => return Err(Refusal::Gate(denial)),
+                Judgement::Ask(parts) => self.ask(&Approval::new(command, &parts, caller))?,
+            }
         }
         if let Some(validator) = &self.config.validator {
             let verdict =
@@ -139,6 +149,79 @@ impl Core {
             }
         }
         Ok(())
+    }
+
+    /// Whether starting `command` for `caller` would ask the approver
+    /// (and so block on the person).
+    pub(crate) fn will_ask(&self, command: &str, caller: &Caller) -> bool {
+        let (Some(policy), Some(_)) = (&self.gates.policy, &self.gates.approver) else {
+            return false;
+        };
+        caller.approved.as_deref() != Some(command)
+            && caller.cannot_ask.is_none()
+            && matches!(
+                policy.judge_with(command, &self.always_of(caller)),
+                Judgement::Ask(_)
+            )
+    }
+
+    /// The prefixes allowed *always* for `caller`'s session.
+    fn always_of(&self, caller: &Caller) -> Vec<Rule> {
+        self.always
+            .lock()
+            .get(caller.get_session())
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Allows `prefix` for `caller`'s session from now on (an *always*
+    /// answer). It never overrides a deny rule: it only turns an ask into
+    /// an allow.
+    pub(crate) fn allow_always(&self, caller: &Caller, prefix: &[String]) {
+        let words = prefix.iter().map(|w| vec![w.clone()]).collect();
+        if let Ok(rule) = Rule::new(Decision::Allow, words) {
+            let mut always = self.always.lock();
+            let rules = always.entry(caller.get_session().to_string()).or_default();
+            if !rules.contains(&rule) {
+                rules.push(rule);
+            }
+        }
+    }
+
+    /// Asks for `approval`: the line the caller's client already approved
+    /// (MCP), else the approver; without one, a refusal.
+    fn ask(&self, approval: &Approval) -> Result<(), Refusal> {
+        if approval.caller.approved.as_deref() == Some(approval.line.as_str()) {
+            return Ok(());
+        }
+        if let Some(client) = &approval.caller.cannot_ask {
+            return Err(Refusal::NeedsApproval {
+                words: approval.words(),
+                client_cannot_ask: Some(client.clone()),
+            });
+        }
+        let Some(approver) = &self.gates.approver else {
+            return Err(Refusal::NeedsApproval {
+                words: approval.words(),
+                client_cannot_ask: None,
+            });
+        };
+        let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| approver(approval)));
+        match answer {
+            Ok(Approved::Once) => Ok(()),
+            Ok(Approved::Always) => {
+                self.allow_always(&approval.caller, &approval.suggested_prefix);
+                Ok(())
+            }
+            Ok(Approved::Deny(reason)) => Err(Refusal::Declined {
+                line: approval.line.clone(),
+                reason,
+            }),
+            Err(_) => Err(Refusal::Declined {
+                line: approval.line.clone(),
+                reason: Some("the approver panicked".into()),
+            }),
+        }
     }
 
     /// Checks a command line before anything else is looked at. Blank
@@ -179,7 +262,7 @@ impl Core {
             return Err(CallError::StdinWithInteractive);
         }
         let (cwd, reset) = self.start_dir(cmd.get_working_directory(), caller)?;
-        if let Err(refusal) = self.check_gates(cmd.get_command(), &cwd) {
+        if let Err(refusal) = self.check_gates(cmd.get_command(), &cwd, caller) {
             return Ok(Started::Answered(Outcome::Refused(refusal)));
         }
         let id = cmd.is_background().then(|| self.next_bash_id());

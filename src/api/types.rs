@@ -255,6 +255,22 @@ pub enum Refusal {
     /// `allowed_commands` refused it: a word outside the list, or a
     /// construct the gate cannot vouch for (the text says which).
     Gate(crate::gate::Denial),
+    /// The policy asked for approval and there was no one to ask: no
+    /// approver, or an MCP client that cannot ask the user (`prefix` is
+    /// then what to allow, for the text).
+    NeedsApproval {
+        /// The parts' words, joined (`git push, npm publish`).
+        words: String,
+        /// For an MCP client that cannot ask: the prefix to allow.
+        client_cannot_ask: Option<String>,
+    },
+    /// The person (or the approver) said no, or no answer came in time.
+    Declined {
+        /// The command line.
+        line: String,
+        /// Why, when it was said (`no answer within 300s`).
+        reason: Option<String>,
+    },
     /// The validator refused it, with this reason (may be empty).
     Validator(String),
     /// The validator panicked; the command was refused.

@@ -20,10 +20,12 @@
 //! The line is denied if any part is; else asked if any part is (once, for
 //! every part that needs it); else allowed.
 
+mod approval;
 mod files;
 mod rule;
 mod wrappers;
 
+pub use approval::{Approval, Approved, Approver};
 pub use files::{load_rules, RulesFile, RulesFileError};
 pub use rule::{Decision, Rule, RuleError};
 
@@ -40,11 +42,12 @@ const MAX_WRAPPING: usize = 8;
 /// use bashtools::{Decision, Judgement, Policy, Rule};
 /// let policy = Policy::new()
 ///     .rule(Rule::allow("git [status log diff]").unwrap())
+///     .rule(Rule::allow("cd").unwrap())
 ///     .rule(Rule::ask("git push").unwrap())
 ///     .rule(Rule::deny("rm -rf").unwrap().justification("use trash"));
 /// assert_eq!(policy.judge("git status && git log -3"), Judgement::Allow);
 /// assert!(matches!(policy.judge("cd x && git push origin"), Judgement::Ask(_)));
-/// match policy.judge("ls; sudo rm -rf /") {
+/// match policy.judge("git diff; rm -rf /") {
 ///     Judgement::Deny(d) => assert_eq!(d.to_string(), "Command not allowed: rm -rf: use trash"),
 ///     other => panic!("{other:?}"),
 /// }
@@ -110,6 +113,11 @@ impl Policy {
     pub fn unlisted(mut self, decision: Decision) -> Policy {
         self.unlisted = Some(decision);
         self
+    }
+
+    /// The decision set with [`unlisted`](Self::unlisted), if any.
+    pub fn unlisted_decision(&self) -> Option<Decision> {
+        self.unlisted
     }
 
     /// The rules, in the order they were added.

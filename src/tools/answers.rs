@@ -41,6 +41,17 @@ impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Refusal::Gate(gate) => write!(f, "{gate}"),
+            Refusal::NeedsApproval {
+                words,
+                client_cannot_ask: None,
+            } => f.write_str(&texts::needs_approval(words)),
+            Refusal::NeedsApproval {
+                words,
+                client_cannot_ask: Some(prefix),
+            } => f.write_str(&texts::client_cannot_ask(words, prefix)),
+            Refusal::Declined { line, reason } => {
+                f.write_str(&texts::declined(line, reason.as_deref()))
+            }
             Refusal::Validator(reason) => f.write_str(&texts::refused(reason)),
             Refusal::ValidatorPanicked => f.write_str(texts::VALIDATOR_PANICKED),
         }

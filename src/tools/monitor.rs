@@ -64,7 +64,8 @@ fn run(core: &Arc<Core>, input: &Value, caller: &Caller) -> Result<ToolResult, S
     // Where the recipient's last command ended (a monitor does not change
     // it; a reset is not worth a line beside the monitor's own).
     let (cwd, _reset) = core.start_dir(None, caller).map_err(|e| e.to_string())?;
-    core.check_gates(command, &cwd).map_err(|r| r.to_string())?;
+    core.check_gates(command, &cwd, caller)
+        .map_err(|r| r.to_string())?;
 
     let id = core
         .start_monitor(command, description, timeout, caller, &cwd)

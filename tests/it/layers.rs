@@ -28,6 +28,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("timer", 4),
     ("tasks", 4),
     ("monitor", 5),
+    ("policy", 5),
     ("api", 6),
     ("tools", 7),
     ("mcp", 8),

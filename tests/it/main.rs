@@ -40,6 +40,7 @@ mod mcp_delivery;
 mod model_reads;
 mod monitor;
 mod notifications;
+mod policy;
 mod readme_defaults;
 #[cfg(feature = "mcp")]
 mod remote;

@@ -5,16 +5,44 @@ use std::path::Path;
 
 use super::sandbox_setup::resolve_sandbox;
 use super::Builder;
+use crate::api::core::Gates;
 use crate::config::Config;
 use crate::error::Error;
 use crate::os::files::outdir::OutputDir;
+use crate::policy::{Decision, Policy, Rule};
 use crate::tasks::Tasks;
 
 impl Builder {
+    /// The policy: the allowed commands as allow rules, then the rules;
+    /// `None` when there is nothing to judge. Under an allow-list the
+    /// default stays `deny` even when the list is empty.
+    fn resolve_policy(&mut self) -> Result<Option<Policy>, Error> {
+        let mut policy = Policy::new();
+        if let Some(words) = &self.allowed_commands {
+            for entry in words {
+                let rule =
+                    Rule::allow(entry).map_err(|e| Error::rule(entry.clone(), e.to_string()))?;
+                policy = policy.rule(rule);
+            }
+        }
+        let rules = std::mem::take(&mut self.policy);
+        let unlisted = rules.unlisted_decision();
+        policy = policy.rules(rules.rule_list().iter().cloned());
+        match unlisted {
+            Some(decision) => policy = policy.unlisted(decision),
+            None if self.allowed_commands.is_some() => policy = policy.unlisted(Decision::Deny),
+            None => {}
+        }
+        Ok((!policy.is_empty() || self.allowed_commands.is_some()).then_some(policy))
+    }
+
     /// The resolved configuration, the registry, and the sandbox's private
     /// temporary directory.
-    pub(super) fn resolve(mut self) -> Result<(Config, Option<Tasks>, Option<OutputDir>), Error> {
-        let gated = self.allowed_commands.is_some() || self.validator.is_some();
+    pub(super) fn resolve(
+        mut self,
+    ) -> Result<(Config, Gates, Option<Tasks>, Option<OutputDir>), Error> {
+        let policy = self.resolve_policy()?;
+        let gated = policy.is_some() || self.validator.is_some();
         if self.interactive && gated && !self.interactive_ungated {
             return Err(Error::interactive_gated());
         }
@@ -42,6 +70,7 @@ impl Builder {
         let config = Config {
             working_directory,
             allowed_commands: self.allowed_commands,
+            gated: policy.is_some(),
             validator: self.validator,
             default_timeout: self.default_timeout,
             max_timeout: self.max_timeout,
@@ -66,7 +95,11 @@ impl Builder {
             interactive: self.interactive,
             terminal_size: self.terminal_size,
         };
-        Ok((config, self.tasks, tmp))
+        let gates = Gates {
+            policy,
+            approver: self.approver,
+        };
+        Ok((config, gates, self.tasks, tmp))
     }
 }
 
