@@ -151,6 +151,39 @@ impl Core {
         Ok(())
     }
 
+    /// What the person would be asked before `command` runs for `caller`
+    /// (whoever asks): `None` when the policy does not ask about it, or
+    /// already has the answer.
+    pub(crate) fn asks(&self, command: &str, caller: &Caller) -> Option<Approval> {
+        let policy = self.gates.policy.as_ref()?;
+        match policy.judge_with(command, &self.always_of(caller)) {
+            Judgement::Ask(parts) => Some(Approval::new(command, &parts, caller)),
+            _ => None,
+        }
+    }
+
+    /// What the `bash` and `monitor` descriptions say of the policy, when
+    /// there is one: which decisions it can give, never its rules.
+    pub(crate) fn policy_note(&self) -> Option<String> {
+        let decisions = self.gates.policy.as_ref()?.active_decisions();
+        let mut said = String::from(
+            "\n\nA policy judges every command of a line (wrappers and sh -c included): ",
+        );
+        let parts: Vec<&str> = decisions
+            .iter()
+            .map(|d| match d {
+                Decision::Allow => "some run",
+                Decision::Ask => {
+                    "some run only once the user approves them (the call waits for the answer)"
+                }
+                Decision::Deny => "some are refused with \"Command not allowed\"",
+            })
+            .collect();
+        said.push_str(&parts.join("; "));
+        said.push('.');
+        Some(said)
+    }
+
     /// Whether starting `command` for `caller` would ask the approver
     /// (and so block on the person).
     pub(crate) fn will_ask(&self, command: &str, caller: &Caller) -> bool {

@@ -117,6 +117,16 @@ impl Backend {
         self.tools.monitor(input, caller)
     }
 
+    /// What the person would be asked before `command` runs for `caller`.
+    pub(crate) fn asks(&self, command: &str, caller: &Caller) -> Option<crate::Approval> {
+        self.tools.core().asks(command, caller)
+    }
+
+    /// Allows `prefix` for `caller`'s session (an *always* answer).
+    pub(crate) fn allow_always(&self, caller: &Caller, prefix: &[String]) {
+        self.tools.core().allow_always(caller, prefix);
+    }
+
     /// Ends the tools at the end of the session: every shell is stopped and
     /// later calls are refused.
     pub(crate) fn close(&self) {

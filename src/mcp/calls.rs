@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use serde_json::{json, Value};
 
+use super::ask::{self, Answer, Asks};
 use super::backend::Backend;
 use super::inbox::{Inbox, Seq};
 use super::jsonrpc;
@@ -138,6 +139,22 @@ pub(crate) struct ToolCall {
     pub task: TaskMode,
     /// `_meta.progressToken`, as the client gave it.
     pub progress: Option<Value>,
+    /// How the person can be asked, if the policy asks.
+    pub asking: Asking,
+}
+
+/// How a call's client can ask the person (SPEC §12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asking {
+    /// It cannot: a line that needs approval is refused, saying what to
+    /// allow.
+    Cannot,
+    /// A classic session whose client declared `elicitation`: the call
+    /// sends `elicitation/create` and waits.
+    Elicit,
+    /// Already asked (a stateless retry with a checked answer): the line
+    /// runs.
+    Approved,
 }
 
 /// What the tasks extension makes of a `tools/call` (`tasks.rs`).
@@ -165,6 +182,10 @@ pub(crate) struct Shared {
     pub progress_every: Duration,
     /// The tools' output limit, in characters (what an answer can hold).
     pub output_limit: usize,
+    /// Our requests to the client, waiting for their answers.
+    pub asks: Arc<Asks>,
+    /// How long the person has to answer.
+    pub approval_timeout: Duration,
     /// Strip the promise of a notification from texts (no path that
     /// reaches the model is on).
     pub unpromised: bool,
@@ -273,11 +294,78 @@ fn answer_bound(call: &ToolCall, output_limit: usize) -> usize {
         .saturating_add(ANSWER_SLACK)
 }
 
+/// The caller `call` runs as, once the person was asked if the policy
+/// asks: marked approved for its line, or as one that cannot be asked;
+/// `Err` with the refusal's text when the person said no or did not answer.
+fn approve(cx: &Shared, call: &ToolCall) -> Result<Caller, String> {
+    let mut caller = call.caller.clone();
+    let Some(line) = call.arguments.get("command").and_then(Value::as_str) else {
+        return Ok(caller);
+    };
+    if call.asking == Asking::Approved {
+        caller.approved = Some(line.to_string());
+        return Ok(caller);
+    }
+    let Some(approval) = cx.backend.asks(line, &caller) else {
+        return Ok(caller);
+    };
+    if call.asking == Asking::Cannot {
+        caller.cannot_ask = Some(allow_hint(&approval));
+        return Ok(caller);
+    }
+    let answer = cx
+        .asks
+        .ask(&cx.out, ask::question(&approval), cx.approval_timeout);
+    approved(cx, caller, &approval, &answer)
+}
+
+/// What `--allow` would let a line that needs approval run.
+pub(crate) fn allow_hint(approval: &crate::Approval) -> String {
+    match approval.suggested_prefix.is_empty() {
+        false => approval.suggested_prefix.join(" "),
+        true => approval
+            .parts
+            .first()
+            .map(|p| p.join(" "))
+            .unwrap_or_default(),
+    }
+}
+
+/// The caller of an approved line, or the denial's text.
+pub(crate) fn approved(
+    cx: &Shared,
+    mut caller: Caller,
+    approval: &crate::Approval,
+    answer: &Answer,
+) -> Result<Caller, String> {
+    match answer {
+        Answer::Once | Answer::Always => {
+            if *answer == Answer::Always {
+                cx.backend.allow_always(&caller, &approval.suggested_prefix);
+            }
+            caller.approved = Some(approval.line.clone());
+            Ok(caller)
+        }
+        Answer::Denied => Err(crate::texts::declined(&approval.line, None)),
+        Answer::TimedOut => {
+            let why = format!("no answer within {}s", cx.approval_timeout.as_secs_f64());
+            Err(crate::texts::declined(&approval.line, Some(&why)))
+        }
+    }
+}
+
 fn run(cx: &Shared, key: &str, seq: Seq, call: &ToolCall) -> ToolResult {
     let input = &call.arguments;
+    let caller = match call.tool.as_str() {
+        "bash" | "monitor" => match approve(cx, call) {
+            Ok(caller) => caller,
+            Err(denied) => return ToolResult::error(denied),
+        },
+        _ => call.caller.clone(),
+    };
     match call.tool.as_str() {
         "bash" => {
-            let (pending, shell) = cx.backend.bash(input, &call.caller);
+            let (pending, shell) = cx.backend.bash(input, &caller);
             if let Some(shell) = &shell {
                 if !cx.calls.foreground(key, shell.clone()) {
                     shell.cancel();
@@ -296,7 +384,7 @@ fn run(cx: &Shared, key: &str, seq: Seq, call: &ToolCall) -> ToolResult {
         "kill_shell" => cx.backend.kill_shell(input),
         "list_shells" => cx.backend.list_shells(input),
         "write_stdin" => cx.backend.write_stdin(input),
-        _ => cx.backend.monitor(input, &call.caller),
+        _ => cx.backend.monitor(input, &caller),
     }
 }
 

@@ -56,9 +56,12 @@ pub(crate) enum Message {
         method: String,
         params: Map<String, Value>,
     },
-    /// A response to a request of ours. This server sends none, so it is
-    /// dropped.
-    Response,
+    /// A response to a request of ours (`elicitation/create`): its id and
+    /// its `result`, or its `error`.
+    Response {
+        id: Value,
+        answer: Result<Value, Value>,
+    },
 }
 
 /// A line that is not a message, and the id its error response names
@@ -131,7 +134,14 @@ pub(crate) fn parse(line: &[u8]) -> Result<Message, Rejected> {
     let method = match obj.get("method") {
         Some(Value::String(m)) => m.clone(),
         None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => {
-            return Ok(Message::Response)
+            let answer = match obj.get("result") {
+                Some(result) => Ok(result.clone()),
+                None => Err(obj.get("error").cloned().unwrap_or(Value::Null)),
+            };
+            return Ok(Message::Response {
+                id: id_or_null,
+                answer,
+            });
         }
         None => {
             return Err(reject(
@@ -232,7 +242,13 @@ mod tests {
         let m = parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
         assert!(matches!(m, Message::Notification { .. }));
         let m = parse(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
-        assert_eq!(m, Message::Response);
+        assert_eq!(
+            m,
+            Message::Response {
+                id: json!("a"),
+                answer: Ok(json!({}))
+            }
+        );
     }
 
     #[test]

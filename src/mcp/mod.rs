@@ -54,6 +54,7 @@
 //!   calls answer, and `serve` returns — within `kill_grace` + 1 s, even
 //!   when the client has stopped reading.
 
+mod ask;
 mod backend;
 mod calls;
 mod inbox;

@@ -78,6 +78,7 @@ pub struct Options {
     progress_interval: Duration,
     max_line_bytes: usize,
     task_after: Duration,
+    approval_timeout: Duration,
 }
 
 impl Default for Options {
@@ -87,6 +88,7 @@ impl Default for Options {
             progress_interval: Duration::from_millis(5000),
             max_line_bytes: MAX_LINE_BYTES,
             task_after: Duration::from_secs(1),
+            approval_timeout: Duration::from_secs(300),
         }
     }
 }
@@ -116,6 +118,19 @@ impl Options {
     pub fn task_after(mut self, after: Duration) -> Self {
         self.task_after = after.max(Duration::from_millis(1));
         self
+    }
+
+    /// How long the person has to answer a question of the policy before
+    /// the line is denied (default 300 s); a stateless `requestState`
+    /// expires after as long.
+    pub fn approval_timeout(mut self, timeout: Duration) -> Self {
+        self.approval_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The current [`approval_timeout`](Self::approval_timeout).
+    pub fn approval_wait(&self) -> Duration {
+        self.approval_timeout
     }
 
     /// See [`task_after`](Self::task_after).

@@ -18,7 +18,7 @@ pub const CLASSIC_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18
 pub const STATELESS_VERSION: &str = "2026-07-28";
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";

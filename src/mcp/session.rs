@@ -19,7 +19,8 @@ use serde_json::{json, Map, Value};
 
 use crossbeam_channel::Sender;
 
-use super::calls::{self, Calls, Refused, Shared, TaskMode, ToolCall, MAX_CALLS_IN_FLIGHT};
+use super::ask::{self, Answer, Asks, Stamp};
+use super::calls::{self, Asking, Calls, Refused, Shared, TaskMode, ToolCall, MAX_CALLS_IN_FLIGHT};
 use super::inbox::{Forwarder, Inbox, HEARD, UNHEARD};
 use super::jsonrpc::{
     self, Message, RpcError, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
@@ -51,6 +52,11 @@ pub(crate) struct Session<'a> {
     instructions: String,
     /// The version the classic handshake agreed on; `None` before it.
     classic: Option<&'static str>,
+    /// The classic client declared `elicitation` in `initialize`.
+    elicitation: bool,
+    /// Signs the stateless ask's `requestState`s (`None`: no randomness,
+    /// the stateless ask is off).
+    stamp: Option<Stamp>,
     /// The level set by `logging/setLevel` (classic); all messages before.
     classic_level: Level,
 }
@@ -76,6 +82,8 @@ impl<'a> Session<'a> {
             tasks,
             progress_every: options.progress_every(),
             output_limit: server.backend.settings().output_limit,
+            asks: Arc::new(Asks::default()),
+            approval_timeout: options.approval_wait(),
         };
         Ok(Session {
             server,
@@ -86,6 +94,8 @@ impl<'a> Session<'a> {
             reserve: None,
             instructions: super::instructions(&server.backend, options.delivery()),
             classic: None,
+            elicitation: false,
+            stamp: Stamp::new(),
             classic_level: Level::Debug,
         })
     }
@@ -108,6 +118,8 @@ impl<'a> Session<'a> {
         let deadline = Instant::now() + self.server.backend.settings().kill_grace + END_MARGIN;
         // Calls waiting for a client that does not read go on (and end).
         self.out.stop_waiting();
+        // Nobody will answer a question now: each waiting line is denied.
+        self.shared.asks.close();
         self.shared.inbox.close();
         self.shared.tasks.close();
         self.reserve.take();
@@ -156,7 +168,7 @@ impl<'a> Session<'a> {
         match jsonrpc::parse(&bytes) {
             Ok(Message::Request { id, method, params }) => self.request(id, &method, params),
             Ok(Message::Notification { method, params }) => self.notification(&method, &params),
-            Ok(Message::Response) => {}
+            Ok(Message::Response { id, answer }) => self.shared.asks.answered(&id, answer),
             Err(r) => self.out.send(&jsonrpc::error(&r.id, &r.error)),
         }
     }
@@ -362,6 +374,10 @@ impl<'a> Session<'a> {
         let requested = params.get("protocolVersion").and_then(Value::as_str);
         let version = protocol::negotiate(requested);
         self.classic = Some(version);
+        self.elicitation = params
+            .get("capabilities")
+            .and_then(|c| c.get("elicitation"))
+            .is_some_and(Value::is_object);
         if protocol::is_claude_code(params.get("clientInfo")) {
             self.shared.inbox.open_channel();
         }
@@ -372,6 +388,93 @@ impl<'a> Session<'a> {
         let level = params.get("level").unwrap_or(&Value::Null);
         self.classic_level = protocol::level(level)?;
         Ok(json!({}))
+    }
+
+    /// The policy's question in the stateless revision (SPEC §12): how
+    /// the call's line may be asked about, or `None` once this request is
+    /// answered here — with an `InputRequiredResult` carrying the question
+    /// and a signed `requestState`, with the denial the person gave, or
+    /// with `-32602` for a state that is altered, expired, for other
+    /// arguments or used already.
+    fn stateless_ask(
+        &mut self,
+        id: &Value,
+        tool: &str,
+        params: &Map<String, Value>,
+        sent: &Value,
+        era: Era,
+    ) -> Option<Asking> {
+        let line = match (tool, sent.get("command")) {
+            ("bash" | "monitor", Some(Value::String(line))) => line.clone(),
+            _ => return Some(Asking::Cannot),
+        };
+        let caller = Caller::default().recipient(HEARD).session(HEARD);
+        let retried = params.contains_key("inputResponses") || params.contains_key("requestState");
+        let invalid = |why: String| RpcError::new(INVALID_PARAMS, format!("Invalid params: {why}"));
+        if retried {
+            let state = params.get("requestState").and_then(Value::as_str);
+            let checked = match (&self.stamp, state) {
+                (Some(stamp), Some(state)) => stamp
+                    .redeem(state, caller.get_session(), sent)
+                    .map_err(|why| invalid(format!("requestState is {why}"))),
+                _ => Err(invalid(
+                    "requestState must be the string this server gave".into(),
+                )),
+            };
+            let vouched = match checked {
+                Ok(v) => v,
+                Err(e) => {
+                    self.out.send(&jsonrpc::error(id, &e));
+                    return None;
+                }
+            };
+            let answer = params
+                .get("inputResponses")
+                .and_then(|r| r.get("approval"))
+                .map_or(Answer::Denied, ask::answer_of);
+            return match answer {
+                Answer::Once | Answer::Always => {
+                    if answer == Answer::Always {
+                        self.server
+                            .backend
+                            .allow_always(&caller, &vouched.suggested_prefix);
+                    }
+                    Some(Asking::Approved)
+                }
+                Answer::Denied | Answer::TimedOut => {
+                    let denied = crate::ToolResult::error(crate::texts::declined(&line, None));
+                    let structured = protocol::structured(era, self.classic);
+                    let body = calls::call_result(&denied, &[], era, structured);
+                    self.out.send(&jsonrpc::result(id, body));
+                    None
+                }
+            };
+        }
+        let Some(approval) = self.server.backend.asks(&line, &caller) else {
+            // Nothing to ask (or a denial the call itself gives).
+            return Some(Asking::Cannot);
+        };
+        let can_elicit = params
+            .get("_meta")
+            .and_then(|m| m.get(protocol::META_CAPABILITIES))
+            .and_then(|c| c.get("elicitation"))
+            .is_some_and(Value::is_object);
+        let Some(stamp) = self.stamp.as_ref().filter(|_| can_elicit) else {
+            return Some(Asking::Cannot);
+        };
+        let state = stamp.issue(
+            caller.get_session(),
+            sent,
+            &approval.suggested_prefix,
+            self.options.approval_wait(),
+        );
+        let mut result = protocol::stateless(json!({
+            "inputRequests": {"approval": {"method": "elicitation/create", "params": ask::question(&approval)}},
+            "requestState": state,
+        }));
+        result["resultType"] = json!("input_required");
+        self.out.send(&jsonrpc::result(id, result));
+        None
     }
 
     fn call(&mut self, id: Value, params: Map<String, Value>, era: Era) {
@@ -402,9 +505,20 @@ impl<'a> Session<'a> {
                 return self.out.send(&jsonrpc::error(&id, &e));
             }
         };
+        let sent = arguments.clone();
         let mut arguments = arguments;
         let task = self.task_mode(&tool, &params, era, &mut arguments);
         let key = jsonrpc::id_key(&id);
+        // The policy's question, before anything is recorded: in the
+        // stateless revision it is this call's answer.
+        let asking = match era {
+            Era::Classic if self.elicitation => Asking::Elicit,
+            Era::Classic => Asking::Cannot,
+            Era::Stateless { .. } => match self.stateless_ask(&id, &tool, &params, &sent, era) {
+                Some(asking) => asking,
+                None => return,
+            },
+        };
         if let Err(refused) = self.calls.begin(&key) {
             let e = match refused {
                 Refused::Duplicate => RpcError::new(
@@ -440,6 +554,7 @@ impl<'a> Session<'a> {
             structured: protocol::structured(era, self.classic),
             task,
             progress,
+            asking,
         };
         let Err(call) = calls::spawn(&self.shared, call) else {
             return;

@@ -120,6 +120,15 @@ impl BashTools {
 
     /// The definitions of the tools (name, description, JSON Schema).
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        definitions::all(&self.core().config, self.core().tasks.is_some())
+        let mut defs = definitions::all(&self.core().config, self.core().tasks.is_some());
+        if let Some(said) = self.core().policy_note() {
+            for def in defs
+                .iter_mut()
+                .filter(|d| matches!(d.name, "bash" | "monitor"))
+            {
+                def.description.push_str(&said);
+            }
+        }
+        defs
     }
 }

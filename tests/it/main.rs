@@ -37,6 +37,8 @@ mod mcp;
 mod mcp_cli;
 #[cfg(feature = "mcp")]
 mod mcp_delivery;
+#[cfg(feature = "mcp")]
+mod mcp_policy;
 mod model_reads;
 mod monitor;
 mod notifications;

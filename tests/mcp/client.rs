@@ -344,7 +344,27 @@ pub fn schema_check(v: &Value) -> Result<(), String> {
     }
     if let Some(method) = v.get("method").and_then(Value::as_str) {
         if v.get("id").is_some() {
-            return Err(format!("schema: the server sent a request ({method})"));
+            // The one request the server sends: the policy's question, a
+            // form whose single choice uses the titled-enum form of
+            // 2025-11-25 (`oneOf` of `const`/`title`), not in these types.
+            let p = &v["params"];
+            let choices = &p["requestedSchema"]["properties"]["decision"]["oneOf"];
+            let titled = choices.as_array().is_some_and(|c| {
+                !c.is_empty()
+                    && c.iter()
+                        .all(|c| c["const"].is_string() && c["title"].is_string())
+            });
+            return match method {
+                "elicitation/create"
+                    if p["message"].is_string()
+                        && p["requestedSchema"]["type"] == "object"
+                        && p["requestedSchema"]["required"] == json!(["decision"])
+                        && titled =>
+                {
+                    Ok(())
+                }
+                _ => Err(format!("schema: the server sent a request ({method}): {v}")),
+            };
         }
         let params = &v["params"];
         return match method {

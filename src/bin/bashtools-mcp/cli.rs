@@ -6,7 +6,7 @@ use std::ffi::OsString;
 
 use bashtools::defaults as d;
 use bashtools::mcp::Options;
-use bashtools::{BashTools, Builder, Tasks};
+use bashtools::{BashTools, Builder, Decision, Policy, Rule, Tasks};
 
 use crate::checks::Written;
 use crate::flags::{Flag, Parsed, FLAGS, SHORT};
@@ -118,6 +118,22 @@ pub(crate) fn parse(
             Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
             _ => (arg.clone(), None),
         };
+        if as_written == "--check-rules" {
+            // The rest are files; nothing is served.
+            let mut files = Vec::new();
+            for file in args.by_ref() {
+                let file = file
+                    .into_string()
+                    .map_err(|a| UsageError(format!("not a UTF-8 argument: {a:?}")))?;
+                files.push(file);
+            }
+            for file in &files {
+                parsed
+                    .rules
+                    .extend(crate::flags::rules_file("--check-rules", file)?);
+            }
+            return Ok((Action::Print(check_rules(&mut parsed)?), written));
+        }
         let Some(flag) = find(&as_written) else {
             return Err(UsageError(format!("unknown flag {as_written}")));
         };
@@ -160,6 +176,12 @@ pub(crate) fn parse(
     if let Some(words) = parsed.allowed {
         b = b.allowed_commands(words);
     }
+    for rule in parsed.rules {
+        b = b.rule(rule);
+    }
+    if let Some(decision) = parsed.unlisted {
+        b = b.unlisted(decision);
+    }
     if let Some(sandbox) = parsed.sandbox {
         b = b.sandbox(sandbox);
     }
@@ -180,4 +202,26 @@ fn find(name: &str) -> Option<&'static Flag> {
         .find(|(short, _)| *short == name)
         .map_or(name, |(_, long)| long);
     FLAGS.iter().find(|f| f.name == long)
+}
+
+/// The merged rules, one per line, then the decision for unlisted
+/// commands: what `--check-rules` prints.
+fn check_rules(parsed: &mut Parsed) -> Result<String, UsageError> {
+    let mut policy = Policy::new();
+    for entry in parsed.allowed.iter().flatten() {
+        let rule = Rule::allow(entry).map_err(|e| UsageError(format!("--allow {entry:?}: {e}")))?;
+        policy = policy.rule(rule);
+    }
+    policy = policy.rules(parsed.rules.iter().cloned());
+    let unlisted = match parsed.unlisted {
+        Some(d) => d,
+        None if parsed.allowed.is_some() => Decision::Deny,
+        None => policy.default_decision(),
+    };
+    let mut out = String::new();
+    for rule in policy.rule_list() {
+        out.push_str(&format!("{rule}\n"));
+    }
+    out.push_str(&format!("{unlisted} (every command no rule matches)\n"));
+    Ok(out)
 }

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use bashtools::mcp::{Deliver, Options};
-use bashtools::{Builder, Limits, MonitorOptions, Sandbox};
+use bashtools::{Builder, Decision, Limits, MonitorOptions, Rule, Sandbox};
 
 use crate::checks::Timeouts;
 use crate::values::{number, positive, positive_secs, secs, UsageError};
@@ -17,6 +17,10 @@ pub(crate) struct Parsed {
     pub(crate) monitor: MonitorOptions,
     pub(crate) options: Options,
     pub(crate) allowed: Option<Vec<String>>,
+    /// `--ask`, `--deny` and the rules files' rules, in order.
+    pub(crate) rules: Vec<Rule>,
+    /// `--ask-unlisted`.
+    pub(crate) unlisted: Option<Decision>,
     pub(crate) sandbox: Option<Sandbox>,
     pub(crate) timeouts: Timeouts,
     /// A text to print instead of serving (`--help`, `--version`).
@@ -32,6 +36,8 @@ impl Parsed {
             monitor: MonitorOptions::default(),
             options: Options::default(),
             allowed: None,
+            rules: Vec::new(),
+            unlisted: None,
             sandbox: None,
             timeouts: Timeouts::default(),
             print: None,
@@ -89,6 +95,25 @@ fn given(slot: &mut Option<(String, Duration)>, f: &str, v: &str) -> Result<Dura
     Ok(d)
 }
 
+/// A rule from a flag's words.
+fn rule_of(f: &str, v: &str, decision: Decision) -> Result<Rule, UsageError> {
+    Rule::parse(decision, v).map_err(|e| UsageError(format!("{f} {v:?}: {e}")))
+}
+
+/// The rules of a rules file; entries for other tools are skipped with a
+/// line on stderr.
+pub(crate) fn rules_file(f: &str, v: &str) -> Result<Vec<Rule>, UsageError> {
+    let file = bashtools::load_rules(std::path::Path::new(v))
+        .map_err(|e| UsageError(format!("{f}: {e}")))?;
+    if file.skipped > 0 {
+        eprintln!(
+            "bashtools-mcp: {v}: skipped {} entries for other tools than Bash",
+            file.skipped
+        );
+    }
+    Ok(file.rules)
+}
+
 fn millis(ms: u64) -> Duration {
     Duration::from_millis(ms)
 }
@@ -99,8 +124,20 @@ fn millis(ms: u64) -> Duration {
 pub(crate) const FLAGS: &[Flag] = &[
     flag("--working-directory", "DIR", "where commands run (default: the current directory)",
         |p, _, v| { p.set(|b| b.working_directory(v)); Ok(()) }),
-    flag("--allow", "CMD", "allow only these command words; repeat for each (default: all allowed). Every simple command of a line is checked",
-        |p, _, v| { p.allowed.get_or_insert_with(Vec::new).push(v.to_string()); Ok(()) }),
+    flag("--allow", "WORDS", "allow commands starting with these words (\"git status\", \"git [log diff]\"); repeat for each. With any --allow, other commands are denied (or asked, with --ask-unlisted). Every simple command of a line is judged, wrappers and sh -c looked through",
+        |p, f, v| { rule_of(f, v, Decision::Allow)?; p.allowed.get_or_insert_with(Vec::new).push(v.to_string()); Ok(()) }),
+    flag("--ask", "WORDS", "ask the user (MCP elicitation) before commands starting with these words run; repeatable",
+        |p, f, v| { let r = rule_of(f, v, Decision::Ask)?; p.rules.push(r); Ok(()) }),
+    flag("--deny", "WORDS", "never run commands starting with these words; repeatable",
+        |p, f, v| { let r = rule_of(f, v, Decision::Deny)?; p.rules.push(r); Ok(()) }),
+    flag("--ask-unlisted", "", "ask about commands no rule matches (default: denied when there are allow rules, else allowed)",
+        |p, _, _| { p.unlisted = Some(Decision::Ask); Ok(()) }),
+    flag("--rules", "FILE", "read rules from a Claude Code settings file (permissions.allow/ask/deny, Bash(...) entries) or a Codex rules file (prefix_rule(...)); repeatable",
+        |p, f, v| { let file = rules_file(f, v)?; p.rules.extend(file); Ok(()) }),
+    flag("--approval-timeout", "SECS", "how long the user has to answer a question of the policy before the line is denied (default 300)",
+        |p, f, v| { let d = positive_secs(f, v)?; p.options = p.options.clone().approval_timeout(d); Ok(()) }),
+    flag("--check-rules", "", "print the rules of the flags before it and of the FILEs after it (bashtools-mcp --check-rules FILE...), merged, and exit: 0, or 2 naming FILE:LINE",
+        |_, _, _| Ok(())),
     flag("--default-timeout", "SECS", "foreground time of a bash call without timeout",
         |p, f, v| { let d = given(&mut p.timeouts.default, f, v)?; p.set(|b| b.default_timeout(d)); Ok(()) }),
     flag("--max-timeout", "SECS", "cap of bash and bash_output timeouts",
