@@ -19,9 +19,15 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-const EVERY_FLAG: [&str; 30] = [
+const EVERY_FLAG: [&str; 36] = [
     "--working-directory",
     "--allow",
+    "--ask",
+    "--deny",
+    "--ask-unlisted",
+    "--rules",
+    "--approval-timeout",
+    "--check-rules",
     "--default-timeout",
     "--max-timeout",
     "--output-limit",

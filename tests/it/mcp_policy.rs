@@ -298,3 +298,97 @@ fn tools_list_says_which_decisions_are_active() {
     assert!(d.contains("approves") && d.contains("refused"), "{d}");
     assert!(!d.contains("git push"), "the rules are not shown: {d}");
 }
+
+fn cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(crate::client::BIN)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Both rule files, merged with the flags: `--check-rules` prints them
+/// and exits 0; a bad file exits 2 with one line naming FILE:LINE; the
+/// same files served take effect.
+#[test]
+fn rules_files_of_claude_code_and_codex_are_read_and_checked() {
+    let dir = Scratch::new("rules-files");
+    let claude = dir.path("settings.json");
+    std::fs::write(
+        &claude,
+        r#"{
+  "permissions": {
+    "allow": ["Bash(echo:*)", "Bash(git status)", "Read(./**)"],
+    "deny": ["Bash(rm -rf *)"]
+  }
+}"#,
+    )
+    .unwrap();
+    let codex = dir.path("default.rules");
+    std::fs::write(
+        &codex,
+        "# project rules\nprefix_rule(\n    pattern = [\"touch\", [\"a\", \"b\"]],\n    decision = \"forbidden\",\n    justification = \"not those\",\n    match = [\"touch a\"],\n    not_match = [\"touch c\"],\n)\n",
+    )
+    .unwrap();
+    let (c, x) = (claude.to_str().unwrap(), codex.to_str().unwrap());
+    let out = cli(&["--deny", "curl", "--check-rules", c, x]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "deny curl\ndeny rm -rf\nallow echo\nallow git status (exactly)\ndeny touch [a b] — not those\ndeny (every command no rule matches)\n"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("skipped 1 entries for other tools"),
+        "{out:?}"
+    );
+    // A failing example: exit 2, one line naming the file and line.
+    let bad = dir.path("bad.rules");
+    std::fs::write(
+        &bad,
+        "prefix_rule(\n  pattern=[\"git\"],\n  match=[\"ls\"])\n",
+    )
+    .unwrap();
+    for args in [
+        vec!["--check-rules", bad.to_str().unwrap()],
+        vec!["--rules", bad.to_str().unwrap()],
+    ] {
+        let out = cli(&args);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!(
+                "{}:3: the example `ls` does not match",
+                bad.display()
+            )),
+            "{err}"
+        );
+    }
+    let out = cli(&["--rules", dir.path("missing.json").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = cli(&["--allow", "git [push", "--check-rules"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    // Served: the files decide.
+    let wd = dir.path("");
+    let mut s = Server::initialized(&[
+        "--working-directory",
+        wd.to_str().unwrap(),
+        "--rules",
+        c,
+        "--rules",
+        x,
+    ]);
+    assert_eq!(
+        s.tool("bash", json!({"command": "echo hi"})),
+        ("hi".to_string(), false)
+    );
+    assert_eq!(
+        s.tool("bash", json!({"command": "echo x && touch b"})),
+        ("Command not allowed: touch b: not those".to_string(), true)
+    );
+    assert_eq!(
+        s.tool("bash", json!({"command": "git status -s"})),
+        ("Command not allowed: git".to_string(), true)
+    );
+    assert!(!dir.path("b").exists());
+}
