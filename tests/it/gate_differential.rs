@@ -97,7 +97,7 @@ const CORPUS_UNLISTED: &[&str] = &[
 ];
 
 /// A tiny deterministic generator (xorshift64*), so the test needs no dependency.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -107,15 +107,15 @@ impl Rng {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+    pub(crate) fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
         items[self.below(items.len())]
     }
 
-    fn chance(&mut self, percent: usize) -> bool {
+    pub(crate) fn chance(&mut self, percent: usize) -> bool {
         self.below(100) < percent
     }
 }
@@ -386,15 +386,17 @@ impl Gen {
 // ----- running a line under bash ----------------------------------------------------
 
 /// A throwaway directory with the stubs, removed on drop.
-struct Sandbox {
+pub(crate) struct Sandbox {
     root: PathBuf,
     bin: PathBuf,
     log: PathBuf,
-    lines_run: usize,
+    pub(crate) lines_run: usize,
+    /// The builtins that run code are disabled (and stubbed) before each line.
+    disable: bool,
 }
 
 impl Sandbox {
-    fn new(tag: &str, stubs: &[&str]) -> Sandbox {
+    pub(crate) fn new(tag: &str, stubs: &[&str]) -> Sandbox {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -410,11 +412,43 @@ impl Sandbox {
             bin,
             log,
             lines_run: 0,
+            disable: true,
         };
         for name in stubs.iter().chain(DISABLED) {
             sandbox.write_stub(&sandbox.bin.join(name));
         }
         sandbox
+    }
+
+    /// A sandbox whose lines keep every builtin, with the real programs
+    /// `real` (found in `/usr/bin` or `/bin`) beside the stubs: what runs
+    /// other commands runs them for real, and the stubs record what ran.
+    pub(crate) fn with_programs(tag: &str, stubs: &[&str], real: &[&str]) -> Sandbox {
+        let mut sandbox = Sandbox::new(tag, stubs);
+        sandbox.disable = false;
+        for name in DISABLED {
+            let _ = fs::remove_file(sandbox.bin.join(name));
+        }
+        for name in real {
+            let found = ["/usr/bin", "/bin"]
+                .iter()
+                .map(|d| Path::new(d).join(name))
+                .find(|p| p.exists());
+            if let Some(program) = found {
+                std::os::unix::fs::symlink(program, sandbox.bin.join(name)).unwrap();
+            }
+        }
+        sandbox
+    }
+
+    /// The files the stubs record as run, by name.
+    pub(crate) fn ran(&self, records: &[String]) -> Vec<String> {
+        let bin = format!("{}/", self.bin.display());
+        records
+            .iter()
+            .filter_map(|r| r.strip_prefix("RUN\t"))
+            .map(|f| f.strip_prefix(&bin).unwrap_or(f).to_string())
+            .collect()
     }
 
     /// A stub records the file it was run as and every forbidden variable of its
@@ -442,7 +476,7 @@ impl Sandbox {
 
     /// Runs `line` as the crate does (`bash -c`), in a fresh directory holding stubs
     /// `./al` and `./ga`. Returns what the stubs recorded, or None when bash is missing.
-    fn run(&mut self, line: &str) -> Vec<String> {
+    pub(crate) fn run(&mut self, line: &str) -> Vec<String> {
         self.lines_run += 1;
         let dir = self.root.join(format!("w{}", self.lines_run));
         fs::create_dir_all(dir.join("d")).unwrap();
@@ -454,7 +488,10 @@ impl Sandbox {
             }
         }
         fs::write(&self.log, "").unwrap();
-        let prelude = format!("enable -n {}\n", DISABLED.join(" "));
+        let prelude = match self.disable {
+            true => format!("enable -n {}\n", DISABLED.join(" ")),
+            false => String::new(),
+        };
         let mut child = Command::new("/bin/bash")
             .arg("-c")
             .arg(prelude + line)
@@ -528,7 +565,7 @@ impl Drop for Sandbox {
     }
 }
 
-fn bash_usable() -> bool {
+pub(crate) fn bash_usable() -> bool {
     let ok = Path::new("/bin/bash").exists() && Path::new("/proc/self/environ").exists();
     if !ok {
         eprintln!("gate differential: /bin/bash or /proc/self/environ missing; nothing run");

@@ -43,6 +43,7 @@ mod model_reads;
 mod monitor;
 mod notifications;
 mod policy;
+mod policy_differential;
 mod readme_defaults;
 #[cfg(feature = "mcp")]
 mod remote;
