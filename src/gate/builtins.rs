@@ -171,9 +171,10 @@ impl Parser {
         }
         for &(builtin, letter, reason) in FLAG_REFUSALS {
             if builtin == command {
-                let hits = args
-                    .iter()
-                    .filter(|a| is_flag(a, true) && a.value.contains(letter));
+                // `--help` is the one long option of a builtin, never a cluster.
+                let hits = args.iter().filter(|a| {
+                    is_flag(a, true) && !a.value.starts_with("--") && a.value.contains(letter)
+                });
                 out.extend(hits.map(|a| option_refusal(command, a, reason)));
             }
         }
@@ -363,9 +364,9 @@ fn named_arguments(command: &str, spec: &Spec, args: &[Word], out: &mut Vec<Chec
         let text = format!("{command} {}", arg.raw);
         match spec.operands {
             Operands::Declarations => declaration(arg, &text, nameref, out),
-            Operands::Names => name_operand(arg.literal.then_some(&arg.value), &text, out),
+            Operands::Names => name_operand(element_name(arg).as_deref(), &text, out),
             Operands::NameAt(at) if at == index => {
-                name_operand(arg.literal.then_some(&arg.value), &text, out)
+                name_operand(element_name(arg).as_deref(), &text, out)
             }
             // `getopts $x` splits into `getopts ab PATH` when x is `ab PATH`.
             Operands::NameAt(at) if index < at && may_split(arg) => {

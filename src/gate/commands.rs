@@ -137,6 +137,9 @@ impl Parser {
         let mut empty = true;
         // Where the command's check is in `outer`: its words follow at the end.
         let mut at = None;
+        // An `IFS=…` before the command word, and where its refusal goes: none
+        // when the command is `read` (see below).
+        let mut ifs_prefix = None;
         loop {
             self.skip_blanks();
             let mode = match command {
@@ -166,11 +169,16 @@ impl Parser {
             match (&command, forbidden) {
                 (None, Some(true)) => {
                     let name = assignment_name(&word.raw).unwrap_or_default().to_string();
-                    outer.push(Check::Refuse(Denial::ForbiddenVariable {
-                        name,
+                    let refusal = Check::Refuse(Denial::ForbiddenVariable {
                         text: elide_value(&word.raw),
                         change: Change::Assign,
-                    }));
+                        name,
+                    });
+                    if assignment_name(&word.raw) == Some("IFS") && ifs_prefix.is_none() {
+                        ifs_prefix = Some((outer.len(), refusal));
+                    } else {
+                        outer.push(refusal);
+                    }
                 }
                 (None, Some(false)) => {
                     // A variable with the integer attribute evaluates what it is given.
@@ -193,6 +201,17 @@ impl Parser {
         }
         if empty {
             return Err(ParseError::SYNTAX);
+        }
+        // `IFS= read -r line`: a prefix assignment before `read`, a builtin that is
+        // not special, holds only while `read` runs and changes only how `read`
+        // splits its input into the variables the gate already judged. bash never
+        // splits a literal word on IFS, so the rest of the line reads the same;
+        // anywhere else (a standalone `IFS=x`, before another command) it is refused.
+        if let Some((index, refusal)) = ifs_prefix {
+            if !matches!(&command, Some(Some(name)) if name == "read") {
+                outer.insert(index, refusal);
+                at = at.map(|a| if a >= index { a + 1 } else { a });
+            }
         }
         if let Some(Some(name)) = &command {
             if name == "time" {

@@ -54,7 +54,7 @@ impl Parser {
             out.append(&mut arith.inner);
             self.skip_blanks();
             self.eat(";");
-            return self.do_group(out);
+            return self.for_body(out);
         }
         let name = self
             .scan_word(Subscript::AfterName)?
@@ -80,6 +80,16 @@ impl Parser {
         } else {
             self.skip_blanks();
             self.eat(";");
+        }
+        self.for_body(out)
+    }
+
+    /// The body of `for` and `select`: `do …; done`, or a `{ …; }` group, which
+    /// bash's grammar takes there too (`for i in 1 2; { echo $i; }`).
+    fn for_body(&mut self, out: &mut Vec<Check>) -> PResult<()> {
+        self.skip_linebreaks(out)?;
+        if self.at_keyword("{") {
+            return self.parse_group(out);
         }
         self.do_group(out)
     }
@@ -178,14 +188,16 @@ impl Parser {
     }
 
     /// `[[ … ]]` as the command word `[[` plus operands whose substitutions are checked.
-    /// Operators are skipped; a comment, `;` or newline inside is refused rather than
-    /// followed through bash's special rules for this construct.
+    /// Operators are skipped; a newline is a blank there, as bash reads it; a comment or
+    /// `;` inside is refused rather than followed through bash's special rules for this
+    /// construct, and so is a newline while a here-document's body is due.
     pub(super) fn parse_cond(&mut self, out: &mut Vec<Check>) -> PResult<()> {
         self.advance(2);
         out.push(Check::Command(vec![Spelled::plain("[[")]));
         loop {
             self.skip_blanks();
             match self.peek() {
+                Some('\n') if self.pending.is_empty() && !self.outer_pending => self.advance(1),
                 None | Some('#' | ';' | '\n') => return Err(ParseError::COND),
                 Some(_) if self.at_word() => {
                     let word = self

@@ -30,7 +30,11 @@
 //!   `readarray`, `getopts`, `wait -p`, `unset` (bash's default `PATH` ends in `.`), a
 //!   `for`/`select` variable, `{NAME}>file`, an assignment in arithmetic (`$((PATH=0))`,
 //!   `(( … ))`, `let`, subscripts, `${x:offset}`, the value of an integer variable),
-//!   `${NAME=…}`/`${NAME:=…}`, and a nameref to one (`declare -n r=PATH`);
+//!   `${NAME=…}`/`${NAME:=…}`, and a nameref to one (`declare -n r=PATH`). One
+//!   assignment is accepted: `IFS=…` before `read` (`while IFS= read -r line`), which
+//!   holds only while that `read` runs and changes only how it splits its input (bash
+//!   never splits a literal word on `IFS`, and the gate reads every unquoted expansion
+//!   as splitting anywhere already);
 //! - **a name it sets is not known before the line runs** ([`Denial::NotLiteralName`]):
 //!   a name argument of those builtins that is not a plain literal after quote removal
 //!   (`export "$n"=1`, `read $n`, `export PA*H=x`), a nameref without a literal target
@@ -58,12 +62,14 @@
 //!     here-document whose body would start inside a nested substitution or array, and,
 //!     inside `$(…)`, a body line that starts with the delimiter (bash 5.2 may end the
 //!     body at `EOF )` and run the rest of the line);
-//!   - a backslash-newline that joins two characters (`l\<newline>s`, `$\<newline>(`):
-//!     bash removes it before reading tokens; between words it is a blank and fine;
+//!   - a backslash-newline that joins two characters on a line holding a
+//!     here-document, a comment, a substitution, `${…}` or an ANSI-C string
+//!     (`$\<newline>(`); elsewhere it is removed first, as bash removes it before
+//!     reading tokens (`l\<newline>s` is `ls`);
 //!   - `$((…))` that bash might run as commands rather than evaluate, and a `$((` that
 //!     is not arithmetic where bash would end it elsewhere than the parser does;
 //!   - `name[…]` holding blanks or operators where bash may read it as one subscript,
-//!     `a=(…)x`, a comment, `;` or newline inside `[[ … ]]`;
+//!     `a=(…)x`, a comment or `;` inside `[[ … ]]` (a newline there is a blank);
 //!   - what bash before 5.2 reads differently inside `$(…)`, which it scans as text
 //!     rather than parses: `case`, a comment not after a blank (or any comment inside
 //!     `"$(…)"`), two here-documents on one line;
@@ -216,6 +222,8 @@ pub(crate) fn walk(
     line: &str,
     mut judge: impl FnMut(&[Spelled]) -> Result<(), Denial>,
 ) -> Result<(), Denial> {
+    let joined = join_continuations(line);
+    let line = joined.as_deref().unwrap_or(line);
     let checks = Parser::new(line.chars().collect(), 0, 0, false)
         .parse_program()
         .map_err(|ParseError(reason)| Denial::Unparseable { reason })?;
@@ -240,6 +248,48 @@ pub(crate) fn walk(
         }
     }
     Ok(())
+}
+
+/// `line` with every backslash-newline removed, as bash removes them before it reads
+/// tokens (`l\<newline>s` is `ls`, `wh\<newline>ile` is `while`): outside quotes and
+/// inside double quotes, not inside single quotes. Only for lines where that is all
+/// there is to it: none holding a here-document, a comment, a substitution, an
+/// expansion in braces or an ANSI-C string, whose texts bash reads by rules of their
+/// own (there the parser refuses a backslash-newline inside a word, as before).
+/// `None` when there is nothing to join or the line is not such a line.
+fn join_continuations(line: &str) -> Option<String> {
+    if !line.contains("\\\n") {
+        return None;
+    }
+    if ["<<", "#", "$(", "`", "${", "$'"]
+        .iter()
+        .any(|s| line.contains(s))
+    {
+        return None;
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    let (mut single, mut double) = (false, false);
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '\\' if !single => match chars.next() {
+                Some('\n') => continue,
+                Some(next) => {
+                    out.push(c);
+                    out.push(next);
+                    continue;
+                }
+                None => {}
+            },
+            _ => {}
+        }
+        out.push(c);
+    }
+    // What joining made (`<\<newline><` is `<<`) counts as much as what was there.
+    let own_rules = ["<<", "#", "$(", "`", "${", "$'"];
+    (!own_rules.iter().any(|s| out.contains(s))).then_some(out)
 }
 
 /// One word of a simple command, as the gate read it.

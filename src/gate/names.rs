@@ -86,3 +86,24 @@ pub(super) fn declaration(arg: &Word, text: &str, nameref: bool, out: &mut Vec<C
         _ => out.push(not_literal_name(text)),
     }
 }
+
+/// The name a name operand sets, when it is known: its value for a literal word; for an
+/// unquoted array element with a plain subscript (`unset array[2]`), which bash also
+/// reads as a glob, the element itself when every variable the glob could match
+/// instead (`array2`, in any case under `nocaseglob`) is one the gate lets be set.
+pub(super) fn element_name(arg: &Word) -> Option<String> {
+    if arg.literal {
+        return Some(arg.value.clone());
+    }
+    let (name, rest) = arg.raw.split_once('[')?;
+    let subscript = rest.strip_suffix(']')?;
+    let plain = |s: &str| !s.is_empty() && s.chars().all(is_name_char);
+    if !is_name(name) || !plain(subscript) {
+        return None;
+    }
+    let matched = subscript.chars().map(|c| format!("{name}{c}"));
+    let harmless = matched
+        .chain([name.to_string()])
+        .all(|v| !is_forbidden_name(&v) && !is_forbidden_name(&v.to_uppercase()));
+    harmless.then(|| arg.raw.clone())
+}

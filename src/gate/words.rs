@@ -174,18 +174,27 @@ impl Parser {
     }
 
     /// `$'…'`, decoded so that `$'\x72m'` is seen as `rm`. Decoded bytes that are not
-    /// characters (and NUL, where bash cuts the word) make the word non-literal.
+    /// characters make the word non-literal. A NUL ends the string's value where it
+    /// stands, as in bash (`$'a\0b'c` is `ac`): still one literal word, which no
+    /// splitting touches (`read -d $'\0'`).
     pub(super) fn scan_ansi(&mut self, w: &mut Word) -> PResult<()> {
         self.advance(2);
+        let mut cut = None;
         loop {
             match self.peek().ok_or(ParseError::SYNTAX)? {
                 '\'' => {
                     self.advance(1);
+                    if let Some(at) = cut {
+                        w.value.truncate(at);
+                    }
                     return Ok(());
                 }
                 '\\' => {
                     self.advance(1);
-                    self.ansi_escape(w)?;
+                    let at = w.value.len();
+                    if self.ansi_escape(w)? && cut.is_none() {
+                        cut = Some(at);
+                    }
                 }
                 c => {
                     w.value.push(c);
@@ -195,7 +204,9 @@ impl Parser {
         }
     }
 
-    pub(super) fn ansi_escape(&mut self, w: &mut Word) -> PResult<()> {
+    /// Decodes one escape of `$'…'` into `w`; `true` when it was a NUL (nothing is
+    /// added for it).
+    pub(super) fn ansi_escape(&mut self, w: &mut Word) -> PResult<bool> {
         let c = self.peek().ok_or(ParseError::SYNTAX)?;
         self.advance(1);
         let simple = match c {
@@ -212,7 +223,7 @@ impl Parser {
         };
         if let Some(decoded) = simple {
             w.value.push(decoded);
-            return Ok(());
+            return Ok(false);
         }
         let (code, byte) = match c {
             '0'..='7' => (self.take_digits(8, 2, c.to_digit(8)), true),
@@ -233,13 +244,14 @@ impl Parser {
         let Some(code) = code else {
             w.value.push('\\'); // an unknown escape stays as written
             w.value.push(c);
-            return Ok(());
+            return Ok(false);
         };
         match char::from_u32(code) {
-            Some(ch) if ch != '\0' && !(byte && code >= 0x80) => w.value.push(ch),
+            Some('\0') => return Ok(true),
+            Some(ch) if !(byte && code >= 0x80) => w.value.push(ch),
             _ => w.expands(),
         }
-        Ok(())
+        Ok(false)
     }
 
     pub(super) fn take_digits(

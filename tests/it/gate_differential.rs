@@ -149,10 +149,13 @@ const COMMAND_WORDS: &[&str] = &[
     "$c",
     "g*",
     "{al,ga}",
+    "g\\\na",
+    "\"g\\\na\"",
+    "'g\\\na'",
 ];
 
 const LISTED_SPELLINGS: &[&str] = &[
-    "al", "be", "echo", "true", "./al", "'a'l", "a\\l", "$'al'", "e''cho", ":", "\"b\"e",
+    "al", "be", "echo", "true", "./al", "'a'l", "a\\l", "$'al'", "e''cho", ":", "\"b\"e", "a\\\nl",
 ];
 
 const NAMES: &[&str] = &[
@@ -318,7 +321,12 @@ impl Gen {
         ]);
         match self.rng.below(16) {
             0..=4 => format!("{builtin} {name}={value}"),
-            5 => format!("read {name} < p"),
+            5 => match self.rng.below(4) {
+                0 => format!("IFS={value} read {name} < p"),
+                1 => format!("read -d $'\\0' {name} < p"),
+                2 => format!("unset {name}[2] {name}[x]"),
+                _ => format!("read {name} < p"),
+            },
             6 => format!("printf -v {name} %s {value}"),
             7 => format!("mapfile -t {name} < p"),
             8 => format!("unset {name}"),
@@ -477,6 +485,12 @@ impl Sandbox {
     /// Runs `line` as the crate does (`bash -c`), in a fresh directory holding stubs
     /// `./al` and `./ga`. Returns what the stubs recorded, or None when bash is missing.
     pub(crate) fn run(&mut self, line: &str) -> Vec<String> {
+        self.run_after("", line)
+    }
+
+    /// [`run`](Self::run), with `before` run first in the same bash (a
+    /// state the line finds, such as an `IFS`).
+    pub(crate) fn run_after(&mut self, before: &str, line: &str) -> Vec<String> {
         self.lines_run += 1;
         let dir = self.root.join(format!("w{}", self.lines_run));
         fs::create_dir_all(dir.join("d")).unwrap();
@@ -489,8 +503,8 @@ impl Sandbox {
         }
         fs::write(&self.log, "").unwrap();
         let prelude = match self.disable {
-            true => format!("enable -n {}\n", DISABLED.join(" ")),
-            false => String::new(),
+            true => format!("enable -n {}\n{before}", DISABLED.join(" ")),
+            false => before.to_string(),
         };
         let mut child = Command::new("/bin/bash")
             .arg("-c")
@@ -759,6 +773,78 @@ fn corpus_lines_run_only_listed_commands() {
     assert!(
         counterexamples.is_empty(),
         "corpus lines went wrong:\n{}",
+        counterexamples.join("\n")
+    );
+}
+
+/// What an `IFS` the line finds can do to the gate's reading (issue 33,
+/// item 5): the corpus and generated lines the gate accepts, run under an
+/// `IFS` of blanks, nothing, `/`, letters and `-`. bash splits only the
+/// results of unquoted expansions on `IFS`, never a literal word, and the
+/// gate already reads every unquoted expansion as splitting anywhere: no
+/// `IFS` makes an accepted line run what is not listed. What it can change
+/// is how `read` splits its input, which a prefix `IFS=` before `read`
+/// does for that `read` alone (accepted); a standalone `IFS=x` stays
+/// refused, since it would hold for the rest of the line and for the
+/// host's own script run after it.
+#[test]
+fn no_ifs_the_line_finds_changes_what_it_runs() {
+    let corpus = include_str!("../gate_corpus.txt");
+    let stubs: Vec<&str> = CORPUS_ALLOWED
+        .iter()
+        .chain(CORPUS_UNLISTED)
+        .copied()
+        .collect();
+    let mut lines: Vec<(String, &[&str])> = corpus
+        .lines()
+        .filter(|e| !e.trim().is_empty() && !e.starts_with("## ") && !e.starts_with("! "))
+        .map(|e| (e.replace("\\n", "\n"), CORPUS_ALLOWED))
+        .filter(|(l, allowed)| check_allowed(l, allowed).is_ok())
+        .collect();
+    let mut gen = Gen {
+        rng: Rng(0x1F5 | 1),
+    };
+    lines.truncate(100);
+    while lines.len() < 150 {
+        let line = gen.line();
+        if check_allowed(&line, ALLOWED).is_ok() {
+            lines.push((line, ALLOWED));
+        }
+    }
+    let all_stubs: Vec<&str> = stubs
+        .iter()
+        .chain(["al", "be", "ga", "zu", "sh"].iter())
+        .copied()
+        .collect();
+    let mut sandbox = Sandbox::new("ifs", &all_stubs);
+    if !bash_usable() {
+        return;
+    }
+    let mut counterexamples = Vec::new();
+    for ifs in [
+        "IFS=' '",
+        "IFS=''",
+        "IFS=/",
+        "IFS=aeiou",
+        "IFS=-",
+        "IFS='=l'",
+    ] {
+        for (line, allowed) in &lines {
+            let records = sandbox.run_after(&format!("{ifs}\n"), line);
+            let bad = sandbox.violations(&records, allowed);
+            if !bad.is_empty() {
+                counterexamples.push(format!("{ifs}: {line:?}: {}", bad.join(", ")));
+            }
+        }
+    }
+    eprintln!(
+        "gate under another IFS: {} lines x 6 values, {} counterexamples",
+        lines.len(),
+        counterexamples.len()
+    );
+    assert!(
+        counterexamples.is_empty(),
+        "an IFS changed what an accepted line runs:\n{}",
         counterexamples.join("\n")
     );
 }

@@ -130,7 +130,15 @@ fn ansi_c_quoting_is_decoded() {
 #[test]
 fn ansi_c_bytes_that_are_not_characters_are_not_literal() {
     not_literal("$'\\xff'", "$'\\xff'");
-    not_literal("$'ls\\0'", "$'ls\\0'");
+}
+
+/// bash ends an ANSI-C string's value at a NUL: `$'ls\0rm'` runs `ls`.
+#[test]
+fn ansi_c_values_end_at_a_nul() {
+    ok("$'ls\\0'");
+    ok("$'ls\\0rm' -l");
+    refused("$'l\\0s'", "l");
+    refused("$'r\\x00m'm", "rm");
 }
 
 #[test]
@@ -155,15 +163,18 @@ fn line_continuation_between_words_is_a_blank() {
 }
 
 #[test]
-fn line_continuation_that_joins_characters_is_refused() {
-    // bash removes it first: these are `ls`, `$(rm)`, `&&`, `2>`.
-    unparsable("l\\\ns");
+fn line_continuation_that_joins_characters_is_read_as_bash_joins_it() {
+    // bash removes it first: these are `ls`, `&&`, `2>`.
+    ok("l\\\ns");
+    refused("ls &\\\n& rm", "rm");
+    ok("echo 2\\\n>x");
+    // Joined into a substitution, a here-document or an ANSI-C string, which bash
+    // reads by rules of their own: refused, as before.
     unparsable("echo $\\\n(rm)");
     unparsable("echo \"$\\\n(rm)\"");
     unparsable("echo ${x:-$\\\n(rm)}");
+    unparsable("cat <\\\n<'E'\nx\\\nE\nrm\nE");
     refused("cat <<E\n$\\\n(rm)\nE", "rm"); // a here-document joins its lines
-    unparsable("ls &\\\n& rm");
-    unparsable("echo 2\\\n>x");
     ok("echo \"a\\\nb\"");
     ok("cat <<E\nline \\\nnext\nE");
 }

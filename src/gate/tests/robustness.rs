@@ -359,3 +359,90 @@ fn option_spellings_do_not_hide_a_forbidden_name() {
         Ok(())
     );
 }
+
+/// Issue 33, item 5: refusals no line needed. `IFS=` before `read` holds only
+/// while `read` runs; an ANSI-C string with a NUL is one literal word (bash
+/// ends its value at the NUL); an array element with a plain subscript is
+/// one name unless a glob of it could name a variable the gate guards.
+#[test]
+fn read_with_ifs_nul_delimiters_and_plain_elements_pass() {
+    let list = &["read", "unset", "echo", "printf", "ls"];
+    for line in [
+        "while IFS= read -r line; do echo \"$line\"; done < f",
+        "IFS=, read -ra parts <<< \"$s\"",
+        "IFS=$'\\n' read -r -d '' -a lines < f",
+        "read -r -d $'\\0' x < f",
+        "printf '%s' $'a\\0b'",
+        "unset array[2]",
+        "unset -v arr[10] arr[x]",
+    ] {
+        assert_eq!(check_allowed(line, list), Ok(()), "{line}");
+    }
+    for (line, name) in [
+        ("IFS= ls", "IFS"),
+        ("IFS=x; read a", "IFS"),
+        ("IFS=a IFS=b read x", "IFS"),
+        ("IFS=x read a; IFS=y echo", "IFS"),
+    ] {
+        forbidden_with(line, list, name);
+    }
+    // A glob of the element could name a guarded variable (any case, under
+    // nocaseglob): its name is not known.
+    for line in [
+        "unset PAT[H]",
+        "unset pat[h]",
+        "unset LD_[P]",
+        "unset a[$i]",
+        "unset a[1-2]",
+    ] {
+        assert!(
+            matches!(
+                check_allowed(line, list),
+                Err(Denial::NotLiteralName { .. })
+            ),
+            "{line}: {:?}",
+            check_allowed(line, list)
+        );
+    }
+    // The NUL's cut is where bash makes it: `$'r\0m'` runs `r`.
+    assert_eq!(
+        check_allowed("$'r\\0m' x", list),
+        Err(Denial::NotAllowed { word: "r".into() })
+    );
+}
+
+/// Issue 33, item 5: lines bash reads plainly that the gate refused.
+#[test]
+fn continuations_conditions_on_lines_loop_groups_and_help() {
+    let list = &["ls", "echo", "hash", "[[", "true"];
+    for line in [
+        "l\\\ns -l",
+        "echo a\\\nb \"c\\\nd\" 'e\\\nf'",
+        "wh\\\nile true; do ls; done",
+        "ls \\\n  -l \\\n  -a",
+        "[[\na == b\n||\nc == d ]] && echo yes",
+        "[[ a &&\n(\nb) ]]",
+        "for i in 1 2 3; { echo $i; }",
+        "for ((i=0; i<2; i++)) { echo $i; }",
+        "for i; { ls; }",
+        "hash --help",
+    ] {
+        assert_eq!(check_allowed(line, list), Ok(()), "{line:?}");
+    }
+    assert_eq!(
+        check_allowed("r\\\nm -rf x", list),
+        Err(Denial::NotAllowed { word: "rm".into() })
+    );
+    // Inside single quotes the pair stays: this `echo` prints it.
+    assert_eq!(check_allowed("echo 'r\\\nm'; ls", list), Ok(()));
+    // Where bash reads by rules of its own, a joined word is still refused.
+    for line in [
+        "l\\\ns # c",
+        "echo $(l\\\ns)",
+        "cat <<E\nl\\\ns\nE",
+        "[[ a # c\n]]",
+        "hash -p /x ls",
+    ] {
+        assert!(check_allowed(line, list).is_err(), "{line:?}");
+    }
+}
