@@ -141,6 +141,8 @@ pub(crate) struct ToolCall {
     pub progress: Option<Value>,
     /// How the person can be asked, if the policy asks.
     pub asking: Asking,
+    /// A stateless request that declared the tasks extension.
+    pub tasks_declared: bool,
 }
 
 /// How a call's client can ask the person (SPEC §12).
@@ -216,9 +218,10 @@ pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
     // (`writer.rs`); the room is held until the answer is queued.
     let _room = cx.out.reserve(answer_bound(&call, cx.output_limit));
     let key = jsonrpc::id_key(&call.id);
+    let heard = call.era != Era::Classic && call.caller.get_recipient() == super::inbox::HEARD;
     let seq = cx
         .inbox
-        .begin(matches!(call.tool.as_str(), "bash" | "monitor"));
+        .begin(matches!(call.tool.as_str(), "bash" | "monitor"), heard);
     let mut result = run(cx, &key, seq, &call);
     if cx.unpromised {
         let (promise, instead) = super::backend::MONITOR_NOTIFIED;
@@ -263,7 +266,9 @@ pub(crate) fn run_and_answer(cx: &Shared, call: ToolCall) {
             };
             jsonrpc::result(&call.id, body)
         };
-        let carries = !matches!(task, Some((TaskMode::Foreground, _)));
+        // A request of the tasks extension learns of other tasks through
+        // them, never in its text.
+        let carries = !call.tasks_declared && !matches!(task, Some((TaskMode::Foreground, _)));
         cx.inbox.finish(seq, announced, Some(&mut respond), carries);
     } else {
         cx.inbox.finish(seq, announced, None, true);

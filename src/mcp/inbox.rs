@@ -68,6 +68,13 @@ struct State {
     /// Counts releases, so a waiter can tell that one happened.
     released: u64,
     closed: bool,
+    /// The client opened with the classic handshake: log messages may go
+    /// out at any time. Otherwise (2026-07-28) a message belongs to a
+    /// request in flight that asked for them: one goes out only while such
+    /// a request runs (`heard`), never after its response.
+    classic: bool,
+    /// Stateless calls in flight whose `_meta` asked for log messages.
+    heard: HashSet<Seq>,
 }
 
 /// The notifications of one session.
@@ -112,13 +119,22 @@ impl Inbox {
         self.deliver.results()
     }
 
+    /// The client opened with the classic handshake.
+    pub(crate) fn classic(&self) {
+        self.state.lock().classic = true;
+    }
+
     /// Records a call starting; `announces` for `bash` and `monitor`, whose
-    /// answers name new task IDs.
-    pub(crate) fn begin(&self, announces: bool) -> Seq {
+    /// answers name new task IDs; `heard` for a stateless request that asked
+    /// for log messages.
+    pub(crate) fn begin(&self, announces: bool, heard: bool) -> Seq {
         let mut st = self.state.lock();
         st.next_seq += 1;
         let seq = st.next_seq;
         st.calls.insert(seq, announces);
+        if heard {
+            st.heard.insert(seq);
+        }
         seq
     }
 
@@ -136,6 +152,7 @@ impl Inbox {
     ) {
         let mut st = self.state.lock();
         st.calls.remove(&seq);
+        st.heard.remove(&seq);
         st.announced.extend(announced);
         for h in &mut st.held {
             h.behind.retain(|s| *s != seq);
@@ -253,7 +270,8 @@ impl Inbox {
     /// Releases `n`: into the undelivered list, and its log message (if
     /// one is due) into `logs`, for the caller to send.
     fn release(&self, st: &mut State, n: Notification, logs: &mut Vec<Value>) {
-        if self.deliver.logs() && n.recipient == HEARD && !st.closed {
+        let in_flight = st.classic || !st.heard.is_empty();
+        if self.deliver.logs() && n.recipient == HEARD && !st.closed && in_flight {
             logs.push(message(&n));
         }
         if self.channel.load(Ordering::Relaxed) && !st.closed {

@@ -49,9 +49,12 @@ impl Progress {
             "progress": progress,
             "total": self.total.as_secs_f64(),
         });
-        if let Some(line) = output.and_then(last_line) {
-            params["message"] = json!(line);
-        }
+        // Every report says something: the output's last line, or how long
+        // a command that printed nothing has run.
+        let message = output
+            .and_then(last_line)
+            .unwrap_or_else(|| format!("running for {} s", self.started.elapsed().as_secs()));
+        params["message"] = json!(message);
         jsonrpc::notification("notifications/progress", params)
     }
 }
@@ -82,7 +85,7 @@ mod tests {
         assert_eq!(a["params"]["progressToken"], json!({"any": ["json"]}));
         assert_eq!(a["params"]["total"], json!(9.0));
         assert!(b["params"]["progress"].as_f64() > a["params"]["progress"].as_f64());
-        assert!(a["params"].get("message").is_none());
+        assert_eq!(a["params"]["message"], json!("running for 0 s"));
     }
 
     #[test]

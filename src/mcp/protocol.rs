@@ -17,6 +17,7 @@ pub const CLASSIC_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18
 /// The stateless revision.
 pub const STATELESS_VERSION: &str = "2026-07-28";
 
+pub(crate) const META_VERSION_KEY: &str = META_VERSION;
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub(crate) const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";

@@ -217,6 +217,32 @@ impl<'a> Session<'a> {
                 Err(e) => self.out.send(&jsonrpc::error(&id, &e)),
             };
         }
+        // The stateless revision removed the handshake, `ping` and the
+        // session's log level; `server/discover` belongs to it and needs
+        // its `_meta`.
+        let removed = matches!(method, "initialize" | "ping" | "logging/setLevel");
+        if era != Era::Classic && removed {
+            let e = RpcError::new(
+                METHOD_NOT_FOUND,
+                format!(
+                    "Method not found: {method} was removed in protocol version {}",
+                    protocol::STATELESS_VERSION
+                ),
+            );
+            return self.out.send(&jsonrpc::error(&id, &e));
+        }
+        if method == "server/discover" && era == Era::Classic {
+            let e = RpcError::new(
+                INVALID_PARAMS,
+                format!(
+                    "Invalid params: server/discover needs params._meta with {} and {} (protocol version {})",
+                    protocol::META_VERSION_KEY,
+                    protocol::META_CAPABILITIES,
+                    protocol::STATELESS_VERSION
+                ),
+            );
+            return self.out.send(&jsonrpc::error(&id, &e));
+        }
         let message = match self.answer(method, &params, era) {
             // `server/discover` belongs to the stateless revision: its result
             // has that form whichever way it was asked.
@@ -266,7 +292,7 @@ impl<'a> Session<'a> {
         match (era, self.classic) {
             (Era::Stateless { .. }, _) | (Era::Classic, Some(_)) => Ok(()),
             (Era::Classic, None) => Err(RpcError::new(
-                INVALID_REQUEST,
+                INVALID_PARAMS,
                 format!(
                     "Server not initialized: send initialize first, or name protocol version {} in params._meta (io.modelcontextprotocol/protocolVersion)",
                     protocol::STATELESS_VERSION
@@ -374,6 +400,7 @@ impl<'a> Session<'a> {
         let requested = params.get("protocolVersion").and_then(Value::as_str);
         let version = protocol::negotiate(requested);
         self.classic = Some(version);
+        self.shared.inbox.classic();
         self.elicitation = params
             .get("capabilities")
             .and_then(|c| c.get("elicitation"))
@@ -555,6 +582,7 @@ impl<'a> Session<'a> {
             task,
             progress,
             asking,
+            tasks_declared: era != Era::Classic && tasks::declared(&params),
         };
         let Err(call) = calls::spawn(&self.shared, call) else {
             return;

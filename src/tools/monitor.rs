@@ -32,21 +32,15 @@ fn timeout(core: &Core, args: &serde_json::Map<String, Value>) -> Result<Duratio
         c.monitor_max_timeout
     };
     let min = c.monitor_min_timeout.min(max);
-    let ms = match args.get("timeout_ms") {
-        None | Some(Value::Null) => return Ok(c.monitor_timeout.clamp(min, max)),
-        Some(Value::Number(n)) => n.as_f64(),
-        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
-        Some(_) => None,
+    // Checked by `params::check`: absent, or a number above 0 (the
+    // schema's `exclusiveMinimum`, so a strict client and the server agree).
+    let Some(ms) = args.get("timeout_ms").and_then(Value::as_f64) else {
+        return Ok(c.monitor_timeout.clamp(min, max));
     };
-    let ms = match ms {
-        Some(ms) if !ms.is_nan() => ms,
-        _ => return Err(texts::wrong_type("timeout_ms", "a number of milliseconds")),
-    };
-    let wanted = if ms <= 0.0 {
-        Duration::ZERO
-    } else {
-        Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(max)
-    };
+    if ms.is_nan() || ms <= 0.0 {
+        return Err(texts::wrong_type("timeout_ms", "a number greater than 0"));
+    }
+    let wanted = Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(max);
     Ok(wanted.clamp(min, max))
 }
 

@@ -25,8 +25,6 @@ pub(crate) enum ValueType {
     Words,
     /// A command line: [`ValueType::Words`], and no NUL byte ([`COMMAND`]).
     Command,
-    /// Any number.
-    Number,
     /// A number above zero.
     Positive,
     /// `true` or `false`.
@@ -92,7 +90,7 @@ pub(crate) const LIST_SHELLS: &[Param] = &[];
 pub(crate) const MONITOR: &[Param] = &[
     param("description", ValueType::Words, true),
     param("command", ValueType::Command, true),
-    param("timeout_ms", ValueType::Number, false),
+    param("timeout_ms", ValueType::Positive, false),
 ];
 
 pub(crate) const WRITE_STDIN: &[Param] = &[
@@ -111,7 +109,6 @@ pub(crate) fn schema(params: &[&[Param]], describe: impl Fn(&str) -> String) -> 
             ValueType::Text => json!({"type": "string"}),
             ValueType::Words => json!({"type": "string", "pattern": NOT_BLANK}),
             ValueType::Command => json!({"type": "string", "pattern": COMMAND}),
-            ValueType::Number => json!({"type": "number"}),
             ValueType::Positive => json!({"type": "number", "exclusiveMinimum": 0}),
             ValueType::Flag => json!({"type": "boolean"}),
             ValueType::Count => json!({"type": "integer", "minimum": 1}),
@@ -179,12 +176,10 @@ fn value_ok(p: &Param, value: &Value) -> Result<(), String> {
         (ValueType::Command, Value::String(_)) => Err(texts::NO_COMMAND.to_string()),
         (ValueType::Text | ValueType::Words, _) => Err(texts::wrong_type(name, "a string")),
         (ValueType::Command, _) => Err(texts::NO_COMMAND.to_string()),
-        (ValueType::Number, Value::Number(_)) => Ok(()),
         (ValueType::Positive, Value::Number(n)) if n.as_f64().is_some_and(|v| v > 0.0) => Ok(()),
         (ValueType::Positive, Value::Number(_)) => {
             Err(texts::wrong_type(name, "a number greater than 0"))
         }
-        (ValueType::Number, _) => Err(texts::wrong_type(name, "a number")),
         (ValueType::Positive, _) => Err(texts::wrong_type(name, "a number greater than 0")),
         (ValueType::Count, Value::Number(n)) if count(n).is_some() => Ok(()),
         (ValueType::Count, _) => Err(texts::wrong_type(name, "a whole number of 1 or more")),

@@ -55,7 +55,9 @@ fn classic_calls_before_initialize_are_refused_until_it() {
             method,
             json!({"name": "bash", "arguments": {"command": "echo hi"}}),
         );
-        assert_eq!(error_code(&r), -32600, "{r}");
+        // A request with neither the handshake nor the stateless `_meta`
+        // lacks a parameter (2026-07-28): -32602.
+        assert_eq!(error_code(&r), -32602, "{r}");
         assert!(r["error"]["message"]
             .as_str()
             .unwrap()
@@ -414,18 +416,45 @@ fn stateless_calls_get_log_messages_only_when_they_ask() {
     assert!(tool_result(&r).0.starts_with("<status>completed</status>"));
     let mut m = meta();
     m["io.modelcontextprotocol/logLevel"] = json!("info");
+    // A heard task that ends while no heard request runs: its log message
+    // would belong to a request already answered, so none is sent.
     let heard = json!({"_meta": m, "name": "bash", "arguments": {"command": "echo b", "run_in_background": true}});
     let r = s.call("tools/call", heard);
     let second = task_id(&tool_result(&r).0, "bash");
-    s.log_message(|d| d["task_id"] == second.as_str());
-    let early: Vec<Value> = s
+    let r = s.call(
+        "tools/call",
+        json!({"_meta": meta(), "name": "bash_output", "arguments": {"bash_id": second, "block": true}}),
+    );
+    assert!(tool_result(&r).0.starts_with("<status>completed</status>"));
+    // One that ends while a heard request runs: sent. The task waits for a
+    // file that the heard call makes, and the call waits for one the test
+    // makes once the message has come.
+    let dir = crate::common::Scratch::new("heard");
+    let (go, release) = (dir.path("go"), dir.path("release"));
+    let started = format!("until [ -e {} ]; do sleep 0.02; done; echo c", go.display());
+    let heard = json!({"_meta": m, "name": "bash", "arguments": {"command": started, "run_in_background": true}});
+    let r = s.call("tools/call", heard);
+    let third = task_id(&tool_result(&r).0, "bash");
+    let running = format!(
+        "touch {}; until [ -e {} ]; do sleep 0.02; done",
+        go.display(),
+        release.display()
+    );
+    let call = s.request(
+        "tools/call",
+        json!({"_meta": m, "name": "bash", "arguments": {"command": running, "timeout": 600}}),
+    );
+    s.log_message(|d| d["task_id"] == third.as_str());
+    std::fs::write(&release, "").unwrap();
+    s.response(&call);
+    let others: Vec<Value> = s
         .drain()
         .into_iter()
-        .filter(|v| v["params"]["data"]["task_id"] == first.as_str())
+        .filter(|v| v["method"] == "notifications/message")
         .collect();
     assert!(
-        early.is_empty(),
-        "a call without logLevel was notified: {early:?}"
+        others.is_empty(),
+        "log messages outside a heard request: {others:?}"
     );
 }
 
@@ -1499,4 +1528,78 @@ fn run_in_background_names_its_task_and_bad_task_requests_are_refused() {
         json!({"name": "bash", "arguments": {"command": "sleep 0.3; echo classic"}}),
     );
     assert_eq!(r["result"]["content"][0]["text"], "classic", "{r}");
+}
+
+/// Issue 33, item 6: what an outside check of the 2026-07-28 revision
+/// still found.
+#[test]
+fn the_2026_07_28_edge_cases() {
+    let mut s = Server::start(&["--progress-interval-ms", "100"]);
+    // Methods the revision removed, asked in its form: -32601.
+    for method in ["initialize", "ping", "logging/setLevel"] {
+        let r = s.call(
+            method,
+            json!({"_meta": meta(), "level": "info", "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+        );
+        assert_eq!(error_code(&r), -32601, "{method}: {r}");
+    }
+    // server/discover without its `_meta`: -32602.
+    let r = s.call("server/discover", json!({}));
+    assert_eq!(error_code(&r), -32602, "{r}");
+    assert_eq!(
+        s.call("server/discover", json!({"_meta": meta()}))["result"]["resultType"],
+        "complete"
+    );
+    // monitor's timeout_ms must be above 0, as its schema says.
+    for ms in [json!(0), json!(-5)] {
+        let r = s.call(
+            "tools/call",
+            json!({"_meta": meta(), "name": "monitor", "arguments": {"command": "echo x", "description": "d", "timeout_ms": ms}}),
+        );
+        let (text, err) = tool_result(&r);
+        assert!(err, "{r}");
+        assert!(text.contains("timeout_ms"), "{text}");
+    }
+    // Progress for a command that prints nothing still says something.
+    let mut m = meta();
+    m["progressToken"] = json!("p");
+    let call = s.request(
+        "tools/call",
+        json!({"_meta": m, "name": "bash", "arguments": {"command": "sleep 0.5"}}),
+    );
+    let progress = s.until(|v| v["id"] == call && v.get("method").is_none());
+    let said: Vec<&Value> = progress
+        .iter()
+        .filter(|v| v["method"] == "notifications/progress")
+        .collect();
+    assert!(!said.is_empty(), "{progress:?}");
+    assert!(
+        said.iter().all(|v| v["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("running for "))),
+        "{said:?}"
+    );
+    // A request of the tasks extension is never handed another call's
+    // notification; the next plain request is.
+    let r = s.call(
+        "tools/call",
+        json!({"_meta": meta(), "name": "bash", "arguments": {"command": "echo x", "run_in_background": true}}),
+    );
+    let id = task_id(&tool_result(&r).0, "bash");
+    let r = s.call(
+        "tools/call",
+        json!({"_meta": crate::client::task_meta(), "name": "bash_output", "arguments": {"bash_id": id, "block": true}}),
+    );
+    let all = r["result"]["content"].to_string();
+    assert!(!all.contains("<task-notification>"), "{r}");
+    let r = s.call(
+        "tools/call",
+        json!({"_meta": meta(), "name": "bash", "arguments": {"command": "echo after"}}),
+    );
+    assert!(
+        r["result"]["content"]
+            .to_string()
+            .contains(&format!("<task-id>{id}</task-id>")),
+        "{r}"
+    );
 }

@@ -201,19 +201,19 @@ fn timeout_ms_is_held_between_the_floor_and_the_cap() {
         t.monitor(&input, &me())
     };
     assert!(start(json!(10)).text.contains("timeout 1000ms"));
-    assert!(start(json!(-5)).text.contains("timeout 1000ms"));
     assert!(start(json!(1e300)).text.contains("timeout 5000ms"));
     assert!(start(json!(2500)).text.contains("timeout 2500ms"));
     assert!(t
         .monitor(&json!({"description": "d", "command": "sleep 30"}), &me())
         .text
         .contains("timeout 3000ms"));
-    for bad in [json!("soon"), json!(true)] {
+    // Not above 0, or no number: refused, as the schema's exclusiveMinimum says.
+    for bad in [json!(0), json!(-5), json!("soon"), json!(true)] {
         let r = start(bad);
         assert_eq!(
             (r.text.as_str(), r.is_error),
             (
-                "Invalid input: the timeout_ms parameter must be a number",
+                "Invalid input: the timeout_ms parameter must be a number greater than 0",
                 true
             )
         );
