@@ -29,6 +29,8 @@ pub use approval::{Approval, Approved, Approver};
 pub use files::{load_rules, RulesFile, RulesFileError};
 pub use rule::{Decision, Rule, RuleError};
 
+use std::collections::HashMap;
+
 use crate::gate::{self, Denial, Spelled};
 use wrappers::Wrapped;
 
@@ -56,6 +58,15 @@ const MAX_WRAPPING: usize = 8;
 pub struct Policy {
     rules: Vec<Rule>,
     unlisted: Option<Decision>,
+    /// The rules by the alternatives of their command word, so that a
+    /// command is matched against its own rules only.
+    by_word: HashMap<String, Vec<usize>>,
+    /// Rules on every command (no words).
+    every: Vec<usize>,
+    /// Whether any rule allows (the default is then `deny`).
+    any_allow: bool,
+    /// The strictest decision of any rule.
+    strictest: Option<Decision>,
 }
 
 /// What the policy makes of a line.
@@ -98,14 +109,24 @@ impl Policy {
 
     /// Adds a rule.
     pub fn rule(mut self, rule: Rule) -> Policy {
+        let at = self.rules.len();
+        match rule.words.first() {
+            Some(first) => {
+                for word in first {
+                    self.by_word.entry(word.clone()).or_default().push(at);
+                }
+            }
+            None => self.every.push(at),
+        }
+        self.any_allow |= rule.decision == Decision::Allow;
+        self.strictest = self.strictest.max(Some(rule.decision));
         self.rules.push(rule);
         self
     }
 
     /// Adds rules.
-    pub fn rules(mut self, rules: impl IntoIterator<Item = Rule>) -> Policy {
-        self.rules.extend(rules);
-        self
+    pub fn rules(self, rules: impl IntoIterator<Item = Rule>) -> Policy {
+        rules.into_iter().fold(self, Policy::rule)
     }
 
     /// The decision for commands no rule matches (see
@@ -134,12 +155,10 @@ impl Policy {
     /// [`unlisted`](Self::unlisted); else `allow` when there are no allow
     /// rules at all, and `deny` when there are.
     pub fn default_decision(&self) -> Decision {
-        self.unlisted.unwrap_or_else(|| {
-            if self.rules.iter().any(|r| r.decision == Decision::Allow) {
-                Decision::Deny
-            } else {
-                Decision::Allow
-            }
+        self.unlisted.unwrap_or(if self.any_allow {
+            Decision::Deny
+        } else {
+            Decision::Allow
         })
     }
 
@@ -183,14 +202,17 @@ impl Policy {
             Verdict::Allow => {}
             Verdict::Ask(part) => asked.push(part),
         }
-        let Some(name) = words[0].literal() else {
+        let Some(name) = words[0].literal().filter(|n| wrappers::is_wrapper(n)) else {
             return Ok(());
         };
         for inner in wrappers::wrapped(name, words) {
             match inner {
                 Wrapped::Nothing => {}
                 Wrapped::Words(inner) if depth < MAX_WRAPPING => {
-                    self.command(&inner, always, depth + 1, asked)?
+                    self.command(inner, always, depth + 1, asked)?
+                }
+                Wrapped::Echo => {
+                    self.command(&[Spelled::plain("echo")], always, depth + 1, asked)?
                 }
                 Wrapped::Line(line) if depth < MAX_WRAPPING => {
                     gate::walk(&line, |inner| self.command(inner, always, depth + 1, asked))?
@@ -205,12 +227,8 @@ impl Policy {
     /// command could get, shown as the wrapper's command word.
     fn unknown(&self, wrapper: &[Spelled], asked: &mut Vec<Part>) -> Result<(), Denial> {
         let strictest = self
-            .rules
-            .iter()
-            .map(|r| r.decision)
-            .chain([self.default_decision()])
-            .max()
-            .unwrap_or(Decision::Allow);
+            .strictest
+            .map_or(self.default_decision(), |s| s.max(self.default_decision()));
         let word = shown_word(&wrapper[0]);
         match strictest {
             Decision::Allow => Ok(()),
@@ -228,13 +246,40 @@ impl Policy {
 
     /// The decision of the rules on `words` themselves.
     fn own(&self, words: &[Spelled], always: &[Rule]) -> Result<Verdict, Denial> {
-        let mut deciding: Option<&Rule> = None;
-        for rule in &self.rules {
-            if matches(rule, words) && deciding.map_or(true, |d| rule.decision > d.decision) {
-                deciding = Some(rule);
+        // The strictest matching rule; of equals, the first added.
+        let mut best: Option<usize> = None;
+        let mut consider = |at: usize| {
+            let rule = &self.rules[at];
+            let better = best.map_or(true, |b| {
+                let d = self.rules[b].decision;
+                rule.decision > d || rule.decision == d && at < b
+            });
+            if better && matches(rule, words) {
+                best = Some(at);
             }
+        };
+        match words[0].literal() {
+            Some(value) => {
+                self.every.iter().for_each(|&at| consider(at));
+                if let Some(hits) = self.by_word.get(value) {
+                    hits.iter().for_each(|&at| consider(at));
+                }
+                // A path: its last part, for ask and deny.
+                let base = value.rsplit('/').next().unwrap_or(value);
+                if let Some(hits) = self.by_word.get(base).filter(|_| base != value) {
+                    hits.iter()
+                        .filter(|&&at| self.rules[at].decision != Decision::Allow)
+                        .for_each(|&at| consider(at));
+                }
+            }
+            // It may expand to any rule's word.
+            None => (0..self.rules.len()).for_each(&mut consider),
         }
+        let deciding = best.map(|at| &self.rules[at]);
         let decision = deciding.map_or(self.default_decision(), |r| r.decision);
+        if decision == Decision::Allow {
+            return Ok(Verdict::Allow);
+        }
         let shown: Vec<String> = match deciding {
             Some(rule) => words
                 .iter()

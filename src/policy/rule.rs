@@ -61,13 +61,20 @@ impl std::error::Error for RuleError {}
 
 impl Rule {
     /// A rule from its words: `git status`, `git [push fetch]` (a set of
-    /// alternatives in brackets), split on blanks. At least one word; no
+    /// alternatives in brackets, held to its first and last word), split on
+    /// blanks; `[` and `[[` alone are the commands of those names. At least one word; no
     /// word may be empty or hold a quote (the words are matched after the
     /// gate's quote removal, so a quote here could never match).
     pub fn parse(decision: Decision, words: &str) -> Result<Rule, RuleError> {
         let mut positions = Vec::new();
         let mut open: Option<Vec<String>> = None;
         for token in words.split_whitespace() {
+            // The commands `[` and `[[` (and their closing words) are words of
+            // their own; alternatives hold to their brackets: `[push fetch]`.
+            if open.is_none() && matches!(token, "[" | "[[" | "]" | "]]") {
+                positions.push(vec![token.to_string()]);
+                continue;
+            }
             let (opens, rest) = match token.strip_prefix('[') {
                 Some(rest) if open.is_none() => (true, rest),
                 Some(_) => return Err(RuleError(format!("a [ inside [ … ] in `{words}`"))),
@@ -220,7 +227,7 @@ mod tests {
             "   ",
             "git [push",
             "git push]",
-            "git [ ]",
+            "git []",
             "git [a [b]]",
             "'rm'",
             "a\"b",

@@ -10,11 +10,13 @@ use crate::gate::Spelled;
 
 /// What a command runs besides itself.
 #[derive(Debug)]
-pub(crate) enum Wrapped {
+pub(crate) enum Wrapped<'a> {
     /// Nothing we look through.
     Nothing,
     /// A command made of these words.
-    Words(Vec<Spelled>),
+    Words(&'a [Spelled]),
+    /// `echo`: what `xargs` runs when given no command.
+    Echo,
     /// A line of shell (`sh -c '…'`, `eval '…'`), to judge as a line.
     Line(String),
     /// Something that cannot be known before the line runs (`sh -c "$x"`,
@@ -186,9 +188,37 @@ fn options_of(word: &str) -> Option<Options> {
     })
 }
 
+/// Whether `name` (as written, or the last part of a path) runs other
+/// commands the policy looks through.
+pub(crate) fn is_wrapper(name: &str) -> bool {
+    let name = name.rsplit('/').next().unwrap_or(name);
+    matches!(
+        name,
+        "sh" | "bash"
+            | "dash"
+            | "zsh"
+            | "eval"
+            | "source"
+            | "."
+            | "find"
+            | "env"
+            | "command"
+            | "builtin"
+            | "nohup"
+            | "exec"
+            | "nice"
+            | "timeout"
+            | "stdbuf"
+            | "time"
+            | "sudo"
+            | "doas"
+            | "xargs"
+    )
+}
+
 /// What `words` (a simple command whose command word is `name`) runs
 /// besides itself. `find` may run several commands, hence the list.
-pub(crate) fn wrapped(name: &str, words: &[Spelled]) -> Vec<Wrapped> {
+pub(crate) fn wrapped<'a>(name: &str, words: &'a [Spelled]) -> Vec<Wrapped<'a>> {
     let name = name.rsplit('/').next().unwrap_or(name);
     let rest = &words[1..];
     match name {
@@ -204,7 +234,7 @@ pub(crate) fn wrapped(name: &str, words: &[Spelled]) -> Vec<Wrapped> {
 }
 
 /// The command after a wrapper's options and operands.
-fn after_options(name: &str, o: &Options, rest: &[Spelled]) -> Wrapped {
+fn after_options<'a>(name: &str, o: &Options, rest: &'a [Spelled]) -> Wrapped<'a> {
     let mut i = 0;
     let mut operands = o.operands;
     while i < rest.len() {
@@ -216,7 +246,7 @@ fn after_options(name: &str, o: &Options, rest: &[Spelled]) -> Wrapped {
                 i += 1;
                 continue;
             }
-            return Wrapped::Words(rest[i..].to_vec());
+            return Wrapped::Words(&rest[i..]);
         }
         if word == "--" {
             i += 1;
@@ -240,9 +270,9 @@ fn after_options(name: &str, o: &Options, rest: &[Spelled]) -> Wrapped {
         }
     }
     match rest.get(i) {
-        Some(_) => Wrapped::Words(rest[i..].to_vec()),
+        Some(_) => Wrapped::Words(&rest[i..]),
         // `xargs` without a command runs `echo`; the others run nothing.
-        None if name == "xargs" => Wrapped::Words(vec![Spelled::plain("echo")]),
+        None if name == "xargs" => Wrapped::Echo,
         None => Wrapped::Nothing,
     }
 }
@@ -301,7 +331,7 @@ fn is_assignment(word: &str) -> bool {
 }
 
 /// `sh -c 'LINE'`: the line, after the shell's options.
-fn shell_c(rest: &[Spelled]) -> Wrapped {
+fn shell_c(rest: &[Spelled]) -> Wrapped<'static> {
     let mut i = 0;
     let mut command = false;
     while i < rest.len() {
@@ -344,7 +374,7 @@ fn shell_c(rest: &[Spelled]) -> Wrapped {
 }
 
 /// `eval WORDS`: the words joined by blanks, when all are literal.
-fn eval(rest: &[Spelled]) -> Wrapped {
+fn eval(rest: &[Spelled]) -> Wrapped<'static> {
     if rest.is_empty() {
         return Wrapped::Nothing;
     }
@@ -360,7 +390,7 @@ fn eval(rest: &[Spelled]) -> Wrapped {
 
 /// `find … -exec CMD … ;` (and `-execdir`, `-ok`, `-okdir`, ending in `;`
 /// or `+`): each command.
-fn find_exec(rest: &[Spelled]) -> Vec<Wrapped> {
+fn find_exec(rest: &[Spelled]) -> Vec<Wrapped<'_>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < rest.len() {
@@ -374,7 +404,7 @@ fn find_exec(rest: &[Spelled]) -> Vec<Wrapped> {
                 if start == end {
                     out.push(Wrapped::Unknown);
                 } else {
-                    out.push(Wrapped::Words(rest[start..end].to_vec()));
+                    out.push(Wrapped::Words(&rest[start..end]));
                 }
                 i = end + 1;
             }
@@ -414,6 +444,7 @@ mod tests {
                 Wrapped::Nothing => "-".to_string(),
                 Wrapped::Unknown => "?".to_string(),
                 Wrapped::Line(l) => format!("line:{l}"),
+                Wrapped::Echo => "echo".to_string(),
                 Wrapped::Words(w) => w
                     .iter()
                     .map(|s| s.raw.as_str())
