@@ -87,6 +87,12 @@ pub mod defaults {
 pub(crate) struct Config {
     pub working_directory: PathBuf,
     pub allowed_commands: Option<Vec<String>>,
+    /// Variables whose values are secret, by name (`redact_env`).
+    pub redact_names: Vec<String>,
+    /// Every variable whose name says it is secret is (`redact_auto`).
+    pub redact_auto: bool,
+    /// Values the host knows are secret (`redact_values`).
+    pub redact_values: Vec<String>,
     /// Lines are judged by a policy (`allowed_commands` or rules): the
     /// carried environment then keeps nothing the gate would refuse.
     pub gated: bool,

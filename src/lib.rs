@@ -123,6 +123,7 @@ mod config;
 mod deadline;
 mod error;
 mod limits;
+mod secrets;
 mod status;
 mod texts;
 // The kernel, then the shells on it.
@@ -162,6 +163,7 @@ pub use crate::policy::{
     load_rules, Approval, Approved, Approver, Decision, Judgement, Part, Policy, Rule, RuleError,
     RulesFile, RulesFileError,
 };
+pub use crate::secrets::{is_secret_name, MIN_SECRET_BYTES};
 pub use crate::status::{ParseStatusError, TaskStatus};
 pub use crate::tasks::{
     NewTask, Notification, StopFn, TaskHandle, TaskInfo, Tasks, DEFAULT_QUEUE_LIMIT,

@@ -34,6 +34,9 @@ pub struct Builder {
     allowed_commands: Option<Vec<String>>,
     policy: Policy,
     approver: Option<Arc<Approver>>,
+    redact_names: Vec<String>,
+    redact_auto: bool,
+    redact_values: Vec<String>,
     validator: Option<Arc<Validator>>,
     default_timeout: Duration,
     max_timeout: Duration,
@@ -69,6 +72,9 @@ impl std::fmt::Debug for Builder {
             .field("allowed_commands", &self.allowed_commands)
             .field("policy", &self.policy)
             .field("approver", &self.approver.is_some())
+            .field("redact_names", &self.redact_names)
+            .field("redact_auto", &self.redact_auto)
+            .field("redact_values", &self.redact_values.len())
             .field("validator", &self.validator.is_some())
             .field("default_timeout", &self.default_timeout)
             .field("max_timeout", &self.max_timeout)
@@ -109,6 +115,9 @@ impl Default for Builder {
             allowed_commands: None,
             policy: Policy::new(),
             approver: None,
+            redact_names: Vec::new(),
+            redact_auto: true,
+            redact_values: Vec::new(),
             validator: None,
             default_timeout: defaults::DEFAULT_TIMEOUT,
             max_timeout: defaults::MAX_TIMEOUT,
@@ -433,6 +442,7 @@ impl Builder {
 
 mod confinement;
 mod policy;
+mod redact;
 mod resolve;
 mod sandbox_setup;
 use sandbox_setup::prepare_sandbox;

@@ -46,6 +46,8 @@ pub(crate) struct Core {
     pub(super) last_dirs: Mutex<HashMap<String, LastDir>>,
     /// With `persist_environment`: each recipient's carried variables.
     pub(super) carried: Mutex<HashMap<String, Kept>>,
+    /// The secrets masked in every text the model reads.
+    pub(crate) secrets: crate::secrets::Shared,
     /// The prefixes each session's person allowed *always* (policy).
     pub(super) always: Mutex<HashMap<String, Vec<crate::policy::Rule>>>,
 }
@@ -58,11 +60,12 @@ impl Core {
         outdir: OutputDir,
         process: Arc<dyn Process>,
     ) -> Arc<Core> {
+        let secrets = crate::secrets::shared(crate::secrets::Secrets::new(secret_values(&config)));
         let on_end = {
-            let tasks = tasks.clone();
+            let (tasks, secrets) = (tasks.clone(), secrets.clone());
             Arc::new(move |ended: Ended| {
                 if let Some(tasks) = &tasks {
-                    notify_end(tasks, &ended);
+                    notify_end(tasks, &ended, &secrets.read());
                 }
             })
         };
@@ -81,6 +84,7 @@ impl Core {
             next_bash: AtomicU64::new(1),
             readers: Mutex::new(Vec::new()),
             always: Mutex::new(HashMap::new()),
+            secrets,
             last_dirs: Mutex::new(HashMap::new()),
             carried: Mutex::new(HashMap::new()),
         })
@@ -175,11 +179,12 @@ impl Core {
 }
 
 /// The end notification of a background shell.
-fn notify_end(tasks: &Tasks, ended: &Ended) {
+fn notify_end(tasks: &Tasks, ended: &Ended, secrets: &crate::secrets::Secrets) {
     let summary = match ended.out_of_memory {
         Some(limit) => texts::out_of_memory_summary(&ended.what, limit),
         None => texts::shell_summary(&ended.what, ended.status, ended.code),
     };
+    let summary = secrets.mask(&summary).into_owned();
     let text = texts::end_notification(
         &ended.id,
         ended.call.as_deref(),
@@ -188,6 +193,71 @@ fn notify_end(tasks: &Tasks, ended: &Ended) {
         &summary,
     );
     tasks.finish_with(&ended.id, ended.status, text, summary);
+}
+
+/// The secrets of the commands' environment at start (SPEC §13): the
+/// variables named by `redact_env`, those whose name says so (unless
+/// `redact_auto` is off), and the host's own values.
+fn secret_values(config: &Config) -> Vec<(String, Vec<u8>)> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut found: Vec<(String, Vec<u8>)> = crate::os::bash::spawn::base_environment(config)
+        .into_iter()
+        .filter_map(|(k, v)| {
+            let name = k.to_str()?.to_string();
+            let secret = config.redact_names.contains(&name)
+                || config.redact_auto && crate::secrets::is_secret_name(&name);
+            secret.then(|| (name, v.as_bytes().to_vec()))
+        })
+        .collect();
+    found.extend(
+        config
+            .redact_values
+            .iter()
+            .map(|v| ("value".to_string(), v.as_bytes().to_vec())),
+    );
+    found
+}
+
+impl Core {
+    /// `text` with every secret masked (SPEC §13).
+    pub(crate) fn mask(&self, text: String) -> String {
+        let secrets = self.secrets.read();
+        match secrets.mask(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(masked) => masked,
+        }
+    }
+
+    /// Adds the secrets among `carried` (a session's carried variables):
+    /// from the next command on, their values are masked too.
+    pub(crate) fn learn_secrets<'a>(
+        &self,
+        carried: impl Iterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
+    ) {
+        use std::os::unix::ffi::OsStrExt;
+        let new: Vec<(String, Vec<u8>)> = carried
+            .filter_map(|(k, v)| {
+                let name = k.to_str()?;
+                let secret = self.config.redact_names.iter().any(|n| n == name)
+                    || self.config.redact_auto && crate::secrets::is_secret_name(name);
+                let value = v.as_bytes();
+                (secret && value.len() >= crate::secrets::MIN_SECRET_BYTES)
+                    .then(|| (name.to_string(), value.to_vec()))
+            })
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        let mut secrets = self.secrets.write();
+        if new
+            .iter()
+            .all(|(_, v)| secrets.pairs().any(|(_, known)| known == *v))
+        {
+            return;
+        }
+        let all: Vec<(String, Vec<u8>)> = secrets.pairs().chain(new).collect();
+        *secrets = Arc::new(crate::secrets::Secrets::new(all));
+    }
 }
 
 /// Where a recipient's last foreground command ended, and the caller's own

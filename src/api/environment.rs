@@ -88,6 +88,12 @@ impl Core {
             whole: listed.whole,
         };
         let (carried, mut not_kept) = carry(&base, &before, ended, self.config.gated);
+        // What it exported that is secret is masked from now on.
+        self.learn_secrets(
+            carried
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_os_str(), v.as_deref()?))),
+        );
         // Too long to read: not kept, and said so by name.
         let too_long = listed.too_long.iter().cloned().map(NotKept::TooLarge);
         not_kept.splice(0..0, too_long);

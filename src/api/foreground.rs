@@ -237,7 +237,7 @@ impl Core {
             .map_err(|e| CallError::ReadFailed(e.into()))?;
         Ok(Exited {
             code: shell.exit_code().unwrap_or(-1),
-            output: rendered.text,
+            output: self.mask(rendered.text),
             truncated: rendered.truncated,
             stopped: self.cause(shell.stop_reason()),
             output_lost: crate::os::files::outdir::no_space(shell.output()),

@@ -71,6 +71,7 @@ impl Core {
             output,
             deadline: deadline::after(timeout),
             stdout: std::fs::File::from(read),
+            secrets: self.secrets.clone(),
         };
         let spawned = std::thread::Builder::new()
             .name(format!("bashtools-{id}"))

@@ -63,7 +63,7 @@ impl Core {
         };
         Some(Ok(Exited {
             code: code.unwrap_or(-1),
-            output: rendered.text,
+            output: self.mask(rendered.text),
             truncated: rendered.truncated,
             stopped: self.cause(reason),
             output_lost: crate::os::files::outdir::no_space(&path),
@@ -177,7 +177,7 @@ impl Core {
             && crate::os::files::outdir::no_space(info.output_file());
         Ok(NewOutput {
             info,
-            text: rendered.text,
+            text: self.mask(rendered.text),
             truncated: rendered.truncated,
             output_lost,
             lines_left_out,

@@ -117,6 +117,11 @@ impl Backend {
         self.tools.monitor(input, caller)
     }
 
+    /// `text` with the secrets masked (SPEC §13).
+    pub(crate) fn mask(&self, text: String) -> String {
+        self.tools.core().mask(text)
+    }
+
     /// What the person would be asked before `command` runs for `caller`.
     pub(crate) fn asks(&self, command: &str, caller: &Caller) -> Option<crate::Approval> {
         self.tools.core().asks(command, caller)

@@ -410,7 +410,9 @@ fn wait_reporting(
         if let Some(r) = pending.wait_timeout(cx.progress_every) {
             return r;
         }
-        cx.inbox.send_for(seq, &progress.next(output().as_deref()));
+        let mask = |line: String| cx.backend.mask(line);
+        cx.inbox
+            .send_for(seq, &progress.next(output().as_deref(), &mask));
     }
 }
 
@@ -489,8 +491,12 @@ fn bash_output(cx: &Shared, seq: Seq, call: &ToolCall, total: Duration) -> ToolR
         if let Some(p) = &mut progress {
             if Instant::now() >= next_tick {
                 next_tick += cx.progress_every;
-                cx.inbox
-                    .send_for(seq, &p.next(cx.backend.running_output(id).as_deref()));
+                cx.inbox.send_for(
+                    seq,
+                    &p.next(cx.backend.running_output(id).as_deref(), &|l| {
+                        cx.backend.mask(l)
+                    }),
+                );
             }
         }
     }

@@ -35,8 +35,9 @@ impl Progress {
         }
     }
 
-    /// The next `notifications/progress`, with the last line of `output`.
-    pub(crate) fn next(&mut self, output: Option<&Path>) -> Value {
+    /// The next `notifications/progress`, with the last line of `output`
+    /// passed through `mask` (the secrets of SPEC §13).
+    pub(crate) fn next(&mut self, output: Option<&Path>, mask: &dyn Fn(String) -> String) -> Value {
         let elapsed = (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
         let progress = if elapsed > self.last {
             elapsed
@@ -53,6 +54,7 @@ impl Progress {
         // a command that printed nothing has run.
         let message = output
             .and_then(last_line)
+            .map(mask)
             .unwrap_or_else(|| format!("running for {} s", self.started.elapsed().as_secs()));
         params["message"] = json!(message);
         jsonrpc::notification("notifications/progress", params)
@@ -80,8 +82,8 @@ mod tests {
     #[test]
     fn progress_strictly_increases_and_echoes_the_token() {
         let mut p = Progress::new(json!({"any": ["json"]}), Duration::from_secs(9));
-        let a = p.next(None);
-        let b = p.next(None);
+        let a = p.next(None, &|s| s);
+        let b = p.next(None, &|s| s);
         assert_eq!(a["params"]["progressToken"], json!({"any": ["json"]}));
         assert_eq!(a["params"]["total"], json!(9.0));
         assert!(b["params"]["progress"].as_f64() > a["params"]["progress"].as_f64());

@@ -47,6 +47,8 @@ pub(crate) struct MonitorRun {
     pub deadline: Option<Instant>,
     /// The read end of the command's stdout pipe, non-blocking.
     pub stdout: std::fs::File,
+    /// Masked in every event and in the end's summary (SPEC §13).
+    pub secrets: crate::secrets::Shared,
 }
 
 /// How the reading ended.
@@ -161,7 +163,11 @@ impl MonitorRun {
     }
 
     fn send_event(&self, lines: &[String]) {
-        let (text, label) = texts::monitor_event(&self.id, &self.description, lines);
+        // Each line as shown (cut at the line limit), then masked.
+        let secrets = self.secrets.read();
+        let lines: Vec<String> = lines.iter().map(|l| secrets.mask(l).into_owned()).collect();
+        drop(secrets);
+        let (text, label) = texts::monitor_event(&self.id, &self.description, &lines);
         self.tasks.notify(Notification {
             recipient: self.recipient.clone(),
             task_id: self.id.clone(),
@@ -180,6 +186,7 @@ impl MonitorRun {
                 .unwrap_or((TaskStatus::Killed, -1))
         };
         let summary = texts::monitor_summary(&self.description, status, code, why);
+        let summary = self.secrets.read().mask(&summary).into_owned();
         let text = texts::end_notification(
             &self.id,
             self.call.as_deref(),

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("deadline", 0),
     ("error", 1),
     ("limits", 0),
+    ("secrets", 0),
     ("status", 0),
     ("texts", 1),
     ("os", 2),

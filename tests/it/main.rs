@@ -47,5 +47,6 @@ mod policy_differential;
 mod readme_defaults;
 #[cfg(feature = "mcp")]
 mod remote;
+mod secrets;
 mod stdin;
 mod tasks;

@@ -1603,3 +1603,52 @@ fn the_2026_07_28_edge_cases() {
         "{r}"
     );
 }
+
+/// SPEC §13 over MCP: a session that prints a secret every way a command
+/// can — foreground, background and its reads, a monitor, progress, the
+/// end notifications — writes not one 8-byte piece of it on stdout.
+#[test]
+fn no_piece_of_a_secret_reaches_the_client() {
+    const TOKEN: &str = "sk_live_0123456789abcdefghijklmnopqrstuv";
+    let mut s = Server::start_with(&["--progress-interval-ms", "50"], |c| {
+        c.env("STRIPE_SECRET_KEY", TOKEN);
+    });
+    s.initialize("2025-06-18");
+    // Every request sent before any answer is read, so that every message
+    // the server writes is scanned (the first background shell is bash_1).
+    let call = |s: &mut Server, args: Value| s.request("tools/call", args);
+    call(
+        &mut s,
+        json!({"name": "bash", "arguments": {"command": "env"}}),
+    );
+    call(
+        &mut s,
+        json!({"name": "bash", "arguments": {"command": "echo \"bg $STRIPE_SECRET_KEY\"", "run_in_background": true}}),
+    );
+    call(
+        &mut s,
+        json!({"name": "bash_output", "arguments": {"bash_id": "bash_1", "block": true}}),
+    );
+    call(
+        &mut s,
+        json!({"name": "monitor", "arguments": {"command": "echo \"event $STRIPE_SECRET_KEY\"", "description": "m", "timeout_ms": 60000}}),
+    );
+    call(
+        &mut s,
+        json!({"name": "bash", "arguments": {"command": "echo \"$STRIPE_SECRET_KEY\"; sleep 0.4"}, "_meta": {"progressToken": "p"}}),
+    );
+    let last = call(
+        &mut s,
+        json!({"name": "bash", "arguments": {"command": "sleep 0.5; echo after"}}),
+    );
+    let mut seen = s.until(|v| v["id"] == last && v.get("method").is_none());
+    s.close_stdin();
+    seen.extend(s.rest());
+    assert!(seen.len() > 8, "{seen:?}");
+    let all: String = seen.iter().map(|v| v.to_string()).collect();
+    for window in TOKEN.as_bytes().windows(8) {
+        let piece = std::str::from_utf8(window).unwrap();
+        assert!(!all.contains(piece), "{piece} reached the client");
+    }
+    assert!(all.contains("[redacted STRIPE_SECRET_KEY]"));
+}

@@ -19,8 +19,10 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-const EVERY_FLAG: [&str; 36] = [
+const EVERY_FLAG: [&str; 38] = [
     "--working-directory",
+    "--redact",
+    "--no-redact-auto",
     "--allow",
     "--ask",
     "--deny",
