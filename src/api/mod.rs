@@ -168,6 +168,30 @@ impl BashTools {
         foreground::run_f(self.core(), cmd, caller, Arc::new(|r| r))
     }
 
+    /// `text` with the secrets of these tools masked as `[redacted NAME]`,
+    /// as every text the model reads is (the values of secret variables of
+    /// the commands' environment, carried ones included, and
+    /// [`redact_values`](crate::Builder::redact_values)); borrowed when
+    /// nothing was masked, so a host can tell, for an audit log, whether a
+    /// text of its own held a secret.
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    /// let tools = bashtools::BashTools::builder()
+    ///     .redact_values(["s3cr3t-value-123"])
+    ///     .build()?;
+    /// assert_eq!(tools.redact("key: s3cr3t-value-123"), "key: [redacted value]");
+    /// assert!(matches!(tools.redact("nothing here"), Cow::Borrowed(_)));
+    /// # Ok::<(), bashtools::Error>(())
+    /// ```
+    pub fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        let secrets = self.core().secrets.read().clone();
+        match secrets.mask(text) {
+            std::borrow::Cow::Borrowed(_) => std::borrow::Cow::Borrowed(text),
+            std::borrow::Cow::Owned(masked) => std::borrow::Cow::Owned(masked),
+        }
+    }
+
     /// The state of background shell `id`.
     ///
     /// # Errors

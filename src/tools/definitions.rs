@@ -108,7 +108,7 @@ pub(crate) fn bash_output(c: &Config) -> ToolDefinition {
         ),
         input_schema: params::schema(&[params::BASH_OUTPUT], |name| match name {
             "bash_id" => "The ID of the background shell or task (bash_N, monitor_N, ...).".into(),
-            "filter" => "Regular expression; only matching lines are returned (case-insensitive).".into(),
+            "filter" => "Regular expression; only matching lines are returned (case-insensitive). It is matched against each line as the command wrote it, before secrets are masked.".into(),
             "block" => "Wait for the shell to end (or the timeout) before answering.".into(),
             "tail" => "Only the last N lines of the new output (after filter); the rest is consumed, and a line says how many were left out.".into(),
             _ => format!("Seconds to wait with block (default {}, at most {}).", seconds(c.block_timeout), seconds(c.max_timeout)),

@@ -183,3 +183,19 @@ fn with_the_gate_on() {
     );
     assert_eq!(r.text, "[redacted GITHUB_TOKEN]");
 }
+
+#[test]
+fn with_the_sandbox_on() {
+    let dir = Scratch::new("secrets-sandbox");
+    let t = common::builder()
+        .working_directory(dir.path(""))
+        .env("GITHUB_TOKEN", TOKEN)
+        .sandbox(bashtools::Sandbox::new().best_effort(true))
+        .build()
+        .unwrap();
+    let r = t.bash(
+        &json!({"command": "echo \"t=$GITHUB_TOKEN\""}),
+        &Caller::default(),
+    );
+    assert_eq!(r.text, "t=[redacted GITHUB_TOKEN]");
+}
