@@ -199,3 +199,35 @@ fn with_the_sandbox_on() {
     );
     assert_eq!(r.text, "t=[redacted GITHUB_TOKEN]");
 }
+
+/// A line cut at the monitor's line limit in the middle of the value: the
+/// part shown is masked.
+#[test]
+fn a_value_cut_at_the_monitor_line_limit_is_masked() {
+    let dir = Scratch::new("secrets-monitor-cut");
+    let t = common::builder()
+        .working_directory(dir.path(""))
+        .tasks(Tasks::new())
+        .env("GITHUB_TOKEN", TOKEN)
+        .monitor_options(bashtools::MonitorOptions::default().line_limit(30))
+        .build()
+        .unwrap();
+    let me = Caller::default().recipient("cut");
+    let rx = t.tasks().unwrap().subscribe("cut");
+    t.monitor(
+        &json!({"description": "d", "command": "echo \"padding-xx $GITHUB_TOKEN\"", "timeout_ms": 60000}),
+        &me,
+    );
+    let mut all = String::new();
+    common::wait_until("the monitor ends", || {
+        while let Ok(n) = rx.try_recv() {
+            all.push_str(&n.text);
+        }
+        all.contains("<status>")
+    });
+    assert!(
+        all.contains("padding-xx [redacted GITHUB_TOKEN]...(truncated)"),
+        "{all}"
+    );
+    no_piece_of(&all, TOKEN);
+}
