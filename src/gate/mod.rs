@@ -109,7 +109,7 @@
 //! | `set -k` | refused: turns later arguments into assignments |
 //! | `set -o posix`, `set -o keyword`, `set -o history`, `set -H` (`histexpand`), `shopt -s expand_aliases`, `shopt -s compat…` | refused: change how later lines are read (history expansion rewrites them), let aliases change what a word runs, or give `fc` a command to re-run |
 //! | `getopts $x NAME…` | refused when a word before the name may split (`getopts $x` is `getopts ab PATH` when x is `ab PATH`); `"$x"` is one word |
-//! | `eval`, `source`/`.`, `exec`, `command`, `builtin` | ordinary command words: listing one allows what it runs |
+//! | `eval`, `source`/`.`, `exec`, `command`, `builtin` | ordinary command words here: listing one allows what it runs. The policy (`Policy`, which `allowed_commands` builds) looks through them and judges what they run |
 //!
 //! Subscripts in quoted arguments that name-taking builtins evaluate are checked too
 //! (`[ -v 'a[$(cmd)]' ]` runs cmd).
