@@ -1652,3 +1652,15 @@ fn no_piece_of_a_secret_reaches_the_client() {
     }
     assert!(all.contains("[redacted STRIPE_SECRET_KEY]"));
 }
+
+/// `--redact NAME` and `--no-redact-auto` take effect.
+#[test]
+fn redact_flags_take_effect() {
+    let mut s = Server::start_with(&["--redact", "HOOK_URL", "--no-redact-auto"], |c| {
+        c.env("HOOK_URL", "https://hooks.example.com/T000/B000");
+        c.env("GITHUB_TOKEN", "ghp_visible_because_auto_is_off");
+    });
+    s.initialize("2025-06-18");
+    let (text, _) = s.tool("bash", json!({"command": "echo $HOOK_URL $GITHUB_TOKEN"}));
+    assert_eq!(text, "[redacted HOOK_URL] ghp_visible_because_auto_is_off");
+}
