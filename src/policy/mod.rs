@@ -266,7 +266,8 @@ impl Policy {
                 }
                 // A path: its last part, for ask and deny.
                 let base = value.rsplit('/').next().unwrap_or(value);
-                if let Some(hits) = self.by_word.get(base).filter(|_| base != value) {
+                let hits = (base != value).then(|| self.by_word.get(base)).flatten();
+                if let Some(hits) = hits {
                     hits.iter()
                         .filter(|&&at| self.rules[at].decision != Decision::Allow)
                         .for_each(|&at| consider(at));
