@@ -152,14 +152,31 @@ impl Inbox {
     ) {
         let mut st = self.state.lock();
         st.calls.remove(&seq);
-        st.heard.remove(&seq);
+        let named: HashSet<String> = announced.iter().cloned().collect();
         st.announced.extend(announced);
         for h in &mut st.held {
             h.behind.retain(|s| *s != seq);
         }
         let mut logs = Vec::new();
+        // Released while this call is still in flight: a stateless call
+        // that asked for log messages may still carry them.
         self.release_held(&mut st, &mut logs);
         self.pull_into(&mut st, &mut logs);
+        st.heard.remove(&seq);
+        if !st.classic {
+            // 2026-07-28: a message belongs to a request in flight, so it
+            // goes before the response; one about a task this response
+            // names cannot precede it, and is left to the results.
+            let (before, _named): (Vec<Value>, Vec<Value>) = logs.into_iter().partition(|m| {
+                m["params"]["data"]["task_id"]
+                    .as_str()
+                    .map_or(true, |t| !named.contains(t))
+            });
+            for m in &before {
+                self.out.send(m);
+            }
+            logs = Vec::new();
+        }
         if let Some(respond) = respond {
             // A response that cannot carry them (a task) leaves them for
             // the next result.
