@@ -248,21 +248,23 @@ impl Policy {
     fn own(&self, words: &[Spelled], always: &[Rule]) -> Result<Verdict, Denial> {
         // The strictest matching rule; of equals, the first added.
         let mut best: Option<usize> = None;
-        let mut consider = |at: usize| {
+        // `from`: the positions known to match (1 for a rule found by the
+        // command word's own value).
+        let mut consider = |at: usize, from: usize| {
             let rule = &self.rules[at];
             let better = best.map_or(true, |b| {
                 let d = self.rules[b].decision;
                 rule.decision > d || rule.decision == d && at < b
             });
-            if better && matches(rule, words) {
+            if better && matches_from(rule, words, from) {
                 best = Some(at);
             }
         };
         match words[0].literal() {
             Some(value) => {
-                self.every.iter().for_each(|&at| consider(at));
+                self.every.iter().for_each(|&at| consider(at, 0));
                 if let Some(hits) = self.by_word.get(value) {
-                    hits.iter().for_each(|&at| consider(at));
+                    hits.iter().for_each(|&at| consider(at, 1));
                 }
                 // A path: its last part, for ask and deny.
                 let base = value.rsplit('/').next().unwrap_or(value);
@@ -270,11 +272,11 @@ impl Policy {
                 if let Some(hits) = hits {
                     hits.iter()
                         .filter(|&&at| self.rules[at].decision != Decision::Allow)
-                        .for_each(|&at| consider(at));
+                        .for_each(|&at| consider(at, 0));
                 }
             }
             // It may expand to any rule's word.
-            None => (0..self.rules.len()).for_each(&mut consider),
+            None => (0..self.rules.len()).for_each(|at| consider(at, 0)),
         }
         let deciding = best.map(|at| &self.rules[at]);
         let decision = deciding.map_or(self.default_decision(), |r| r.decision);
@@ -327,8 +329,14 @@ fn shown_word(word: &Spelled) -> String {
 /// fits an alternative, and so does everything after it (it may expand
 /// to several words).
 pub(crate) fn matches(rule: &Rule, words: &[Spelled]) -> bool {
+    matches_from(rule, words, 0)
+}
+
+/// [`matches`], the positions before `from` known to match already (a rule
+/// found by its command word).
+fn matches_from(rule: &Rule, words: &[Spelled], from: usize) -> bool {
     let strict = rule.decision != Decision::Allow;
-    for (i, alternatives) in rule.words.iter().enumerate() {
+    for (i, alternatives) in rule.words.iter().enumerate().skip(from) {
         let Some(word) = words.get(i) else {
             return false;
         };
