@@ -195,6 +195,13 @@ fn notify_end(tasks: &Tasks, ended: &Ended, secrets: &crate::secrets::Secrets) {
     tasks.finish_with(&ended.id, ended.status, text, summary);
 }
 
+/// Whether variable `name` is secret: named by `redact_env`, or by the
+/// automatic rule while it is on.
+fn is_secret(config: &Config, name: &str) -> bool {
+    config.redact_names.iter().any(|n| n == name)
+        || config.redact_auto && crate::secrets::is_secret_name(name)
+}
+
 /// The secrets of the commands' environment at start (SPEC §13): the
 /// variables named by `redact_env`, those whose name says so (unless
 /// `redact_auto` is off), and the host's own values.
@@ -203,10 +210,8 @@ fn secret_values(config: &Config) -> Vec<(String, Vec<u8>)> {
     let mut found: Vec<(String, Vec<u8>)> = crate::os::bash::spawn::base_environment(config)
         .into_iter()
         .filter_map(|(k, v)| {
-            let name = k.to_str()?.to_string();
-            let secret = config.redact_names.contains(&name)
-                || config.redact_auto && crate::secrets::is_secret_name(&name);
-            secret.then(|| (name, v.as_bytes().to_vec()))
+            let name = k.to_str()?;
+            is_secret(config, name).then(|| (name.to_string(), v.as_bytes().to_vec()))
         })
         .collect();
     found.extend(
@@ -238,10 +243,8 @@ impl Core {
         let new: Vec<(String, Vec<u8>)> = carried
             .filter_map(|(k, v)| {
                 let name = k.to_str()?;
-                let secret = self.config.redact_names.iter().any(|n| n == name)
-                    || self.config.redact_auto && crate::secrets::is_secret_name(name);
                 let value = v.as_bytes();
-                (secret && value.len() >= crate::secrets::MIN_SECRET_BYTES)
+                (is_secret(&self.config, name) && value.len() >= crate::secrets::MIN_SECRET_BYTES)
                     .then(|| (name.to_string(), value.to_vec()))
             })
             .collect();
