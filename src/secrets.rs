@@ -1,4 +1,4 @@
-//! Secrets never reach the model (SPEC §13): the values of secret variables
+//! Secrets never reach the model (README, "Secrets"): the values of secret variables
 //! are masked in every text the model reads, as `[redacted NAME]`.
 //!
 //! A value is secret when its variable is named (`redact_env`, `--redact`)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The cost of masking secrets (SPEC 13), through the MCP server: with 20
+"""The cost of masking secrets (README, "Secrets"), through the MCP server: with 20
 secret variables in the commands' environment, and with none, alternating.
 
 - 1 GiB of short lines rendered by a foreground `bash`

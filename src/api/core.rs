@@ -202,7 +202,7 @@ fn is_secret(config: &Config, name: &str) -> bool {
         || config.redact_auto && crate::secrets::is_secret_name(name)
 }
 
-/// The secrets of the commands' environment at start (SPEC §13): the
+/// The secrets of the commands' environment at start (README, "Secrets"): the
 /// variables named by `redact_env`, those whose name says so (unless
 /// `redact_auto` is off), and the host's own values.
 fn secret_values(config: &Config) -> Vec<(String, Vec<u8>)> {
@@ -224,7 +224,7 @@ fn secret_values(config: &Config) -> Vec<(String, Vec<u8>)> {
 }
 
 impl Core {
-    /// `text` with every secret masked (SPEC §13).
+    /// `text` with every secret masked (README, "Secrets").
     pub(crate) fn mask(&self, text: String) -> String {
         let secrets = self.secrets.read();
         match secrets.mask(&text) {

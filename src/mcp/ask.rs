@@ -1,4 +1,4 @@
-//! Asking the person through the client (SPEC §12): `elicitation/create`.
+//! Asking the person through the client (README, "Policy"): `elicitation/create`.
 //!
 //! In a classic session whose client declared `elicitation`, the call's
 //! thread sends the request (ids of our own, `bashtools-ask-N`) and waits

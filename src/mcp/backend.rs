@@ -117,7 +117,7 @@ impl Backend {
         self.tools.monitor(input, caller)
     }
 
-    /// `text` with the secrets masked (SPEC §13).
+    /// `text` with the secrets masked (README, "Secrets").
     pub(crate) fn mask(&self, text: String) -> String {
         self.tools.core().mask(text)
     }

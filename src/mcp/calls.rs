@@ -145,7 +145,7 @@ pub(crate) struct ToolCall {
     pub tasks_declared: bool,
 }
 
-/// How a call's client can ask the person (SPEC §12).
+/// How a call's client can ask the person (README, "Policy").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Asking {
     /// It cannot: a line that needs approval is refused, saying what to

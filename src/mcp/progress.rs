@@ -36,7 +36,7 @@ impl Progress {
     }
 
     /// The next `notifications/progress`, with the last line of `output`
-    /// passed through `mask` (the secrets of SPEC §13).
+    /// passed through `mask` (README, "Secrets").
     pub(crate) fn next(&mut self, output: Option<&Path>, mask: &dyn Fn(String) -> String) -> Value {
         let elapsed = (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
         let progress = if elapsed > self.last {

@@ -417,7 +417,7 @@ impl<'a> Session<'a> {
         Ok(json!({}))
     }
 
-    /// The policy's question in the stateless revision (SPEC §12): how
+    /// The policy's question in the stateless revision (README, "Policy"): how
     /// the call's line may be asked about, or `None` once this request is
     /// answered here — with an `InputRequiredResult` carrying the question
     /// and a signed `requestState`, with the denial the person gave, or

@@ -47,7 +47,7 @@ pub(crate) struct MonitorRun {
     pub deadline: Option<Instant>,
     /// The read end of the command's stdout pipe, non-blocking.
     pub stdout: std::fs::File,
-    /// Masked in every event and in the end's summary (SPEC §13).
+    /// Masked in every event and in the end's summary (README, "Secrets").
     pub secrets: crate::secrets::Shared,
 }
 

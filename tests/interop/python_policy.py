@@ -1,5 +1,5 @@
 """Interop: the policy's *ask* answered through the official MCP Python SDK's
-`elicitation_callback`, in both eras (SPEC §12).
+`elicitation_callback`, in both eras (README, "Policy").
 
 Classic (`ClientSession`, initialize): the server sends `elicitation/create`
 and the callback's answer decides. Stateless (`Client` mode "auto",

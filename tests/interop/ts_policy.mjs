@@ -1,7 +1,7 @@
 // Interop: the policy's *ask* answered through the official MCP TypeScript
 // SDK's client (npm `@modelcontextprotocol/sdk`), classic era: the client
 // declares elicitation and answers `elicitation/create` with a request
-// handler (SPEC §12).
+// handler (README, "Policy").
 //
 // Checks that `once` runs the line, `deny` and `decline` refuse it with
 // `Command denied: LINE`, `always` runs it and the next line with the same

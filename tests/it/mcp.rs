@@ -1604,7 +1604,7 @@ fn the_2026_07_28_edge_cases() {
     );
 }
 
-/// SPEC §13 over MCP: a session that prints a secret every way a command
+/// Secrets over MCP (README, "Secrets"): a session that prints a secret every way a command
 /// can — foreground, background and its reads, a monitor, progress, the
 /// end notifications — writes not one 8-byte piece of it on stdout.
 #[test]

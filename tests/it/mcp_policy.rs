@@ -1,4 +1,4 @@
-//! The policy over MCP (SPEC §12): deny and allow rules, and *ask*
+//! The policy over MCP (README, "Policy"): deny and allow rules, and *ask*
 //! reaching the person through `elicitation/create` in a classic session,
 //! through an `InputRequiredResult` and a signed `requestState` in the
 //! stateless revision, and a refusal for a client that cannot ask.

@@ -1,4 +1,4 @@
-//! The policy checked against bash itself (SPEC §12): lines built from a
+//! The policy checked against bash itself (README, "Policy"): lines built from a
 //! deny list and the wrappers that run other commands are judged by the
 //! policy, and every line it does not deny is run by a real `bash -c`
 //! whose `PATH` holds recording stubs for the command words and the real

@@ -1,4 +1,4 @@
-//! Secrets never reach the model (SPEC §13), on real processes: values of
+//! Secrets never reach the model (README, "Secrets"), on real processes: values of
 //! secret variables are masked in results, reads, notifications and
 //! monitor events, whole or cut; the output file keeps them.
 

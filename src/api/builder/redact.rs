@@ -1,4 +1,4 @@
-//! The builder's setters of what is secret (SPEC §13): values masked in
+//! The builder's setters of what is secret (README, "Secrets"): values masked in
 //! every text the model reads.
 
 use super::*;
