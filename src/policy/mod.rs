@@ -30,6 +30,7 @@ pub use files::{load_rules, RulesFile, RulesFileError};
 pub use rule::{Decision, Rule, RuleError};
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::gate::{self, Denial, Spelled};
 use wrappers::Wrapped;
@@ -60,7 +61,7 @@ pub struct Policy {
     unlisted: Option<Decision>,
     /// The rules by the alternatives of their command word, so that a
     /// command is matched against its own rules only.
-    by_word: HashMap<String, Vec<usize>>,
+    by_word: HashMap<String, Vec<usize>, BuildHasherDefault<WordHasher>>,
     /// Rules on every command (no words).
     every: Vec<usize>,
     /// Whether any rule allows (the default is then `deny`).
@@ -313,6 +314,30 @@ impl Policy {
                 },
             }),
         }
+    }
+}
+
+/// FNV-1a over a command word: the index is looked up once per simple
+/// command, and words are short. Its keys are the host's rules, so a line
+/// can only miss, never crowd a bucket.
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
     }
 }
 
