@@ -187,15 +187,10 @@ impl Core {
     /// Whether starting `command` for `caller` would ask the approver
     /// (and so block on the person).
     pub(crate) fn will_ask(&self, command: &str, caller: &Caller) -> bool {
-        let (Some(policy), Some(_)) = (&self.gates.policy, &self.gates.approver) else {
-            return false;
-        };
-        caller.approved.as_deref() != Some(command)
+        self.gates.approver.is_some()
+            && caller.approved.as_deref() != Some(command)
             && caller.cannot_ask.is_none()
-            && matches!(
-                policy.judge_with(command, &self.always_of(caller)),
-                Judgement::Ask(_)
-            )
+            && self.asks(command, caller).is_some()
     }
 
     /// The prefixes allowed *always* for `caller`'s session.

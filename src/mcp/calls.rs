@@ -325,7 +325,7 @@ fn approve(cx: &Shared, call: &ToolCall) -> Result<Caller, String> {
 }
 
 /// What `--allow` would let a line that needs approval run.
-pub(crate) fn allow_hint(approval: &crate::Approval) -> String {
+fn allow_hint(approval: &crate::Approval) -> String {
     match approval.suggested_prefix.is_empty() {
         false => approval.suggested_prefix.join(" "),
         true => approval
@@ -337,7 +337,7 @@ pub(crate) fn allow_hint(approval: &crate::Approval) -> String {
 }
 
 /// The caller of an approved line, or the denial's text.
-pub(crate) fn approved(
+fn approved(
     cx: &Shared,
     mut caller: Caller,
     approval: &crate::Approval,
