@@ -334,6 +334,16 @@ impl Spelled {
         }
     }
 
+    /// A word that expands, `known` of it known before (for tests).
+    #[cfg(test)]
+    pub(crate) fn partly(raw: &str, known: &str) -> Spelled {
+        Spelled {
+            raw: raw.into(),
+            value: None,
+            known: known.into(),
+        }
+    }
+
     /// Its value, when it is known before the line runs.
     pub(crate) fn literal(&self) -> Option<&str> {
         self.value.as_deref()

@@ -22,6 +22,7 @@
 
 mod approval;
 mod files;
+mod index;
 mod rule;
 mod wrappers;
 
@@ -29,10 +30,8 @@ pub use approval::{Approval, Approved, Approver};
 pub use files::{load_rules, RulesFile, RulesFileError};
 pub use rule::{Decision, Rule, RuleError};
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use crate::gate::{self, Denial, Spelled};
+use index::{last_part, Candidate, Lazy};
 use wrappers::Wrapped;
 
 /// How deep wrappers and `sh -c` strings are followed; past it, the
@@ -59,11 +58,8 @@ const MAX_WRAPPING: usize = 8;
 pub struct Policy {
     rules: Vec<Rule>,
     unlisted: Option<Decision>,
-    /// The rules by the alternatives of their command word, so that a
-    /// command is matched against its own rules only.
-    by_word: HashMap<String, Vec<usize>, BuildHasherDefault<WordHasher>>,
-    /// Rules on every command (no words).
-    every: Vec<usize>,
+    /// Where to look for the rules that may match a command.
+    index: Lazy,
     /// Whether any rule allows (the default is then `deny`).
     any_allow: bool,
     /// The strictest decision of any rule.
@@ -110,15 +106,7 @@ impl Policy {
 
     /// Adds a rule.
     pub fn rule(mut self, rule: Rule) -> Policy {
-        let at = self.rules.len();
-        match rule.words.first() {
-            Some(first) => {
-                for word in first {
-                    self.by_word.entry(word.clone()).or_default().push(at);
-                }
-            }
-            None => self.every.push(at),
-        }
+        self.index.reset();
         self.any_allow |= rule.decision == Decision::Allow;
         self.strictest = self.strictest.max(Some(rule.decision));
         self.rules.push(rule);
@@ -199,11 +187,12 @@ impl Policy {
         depth: usize,
         asked: &mut Vec<Part>,
     ) -> Result<(), Denial> {
-        match self.own(words, always)? {
-            Verdict::Allow => {}
-            Verdict::Ask(part) => asked.push(part),
+        let (verdict, wrapper) = self.own(words, always)?;
+        if let Verdict::Ask(part) = verdict {
+            asked.push(part);
         }
-        let Some(name) = words[0].literal().filter(|n| wrappers::is_wrapper(n)) else {
+        let wraps = |name: &str| wrapper.unwrap_or_else(|| wrappers::is_wrapper(name));
+        let Some(name) = words[0].literal().filter(|n| wraps(n)) else {
             return Ok(());
         };
         for inner in wrappers::wrapped(name, words) {
@@ -222,6 +211,26 @@ impl Policy {
             }
         }
         Ok(())
+    }
+
+    /// The rule that decides `words`: the strictest that matches, of
+    /// equals the first added. With it, whether the command word runs
+    /// other commands, when the index knows that word.
+    fn deciding(&self, words: &[Spelled]) -> (Option<usize>, Option<bool>) {
+        let mut best: Option<Candidate> = None;
+        let mut consider = |rule: Candidate, from: usize| {
+            let better = best.map_or(true, |b| {
+                rule.decision > b.decision || rule.decision == b.decision && rule.at < b.at
+            });
+            if better
+                && (rule.settled(from) || matches_from(&self.rules[rule.at as usize], words, from))
+            {
+                best = Some(rule);
+            }
+        };
+        let index = self.index.get(&self.rules);
+        let wrapper = index.candidates(&self.rules, words, &mut consider);
+        (best.map(|c| c.at as usize), wrapper)
     }
 
     /// A wrapped command that cannot be known: the strictest decision any
@@ -245,99 +254,55 @@ impl Policy {
         }
     }
 
-    /// The decision of the rules on `words` themselves.
-    fn own(&self, words: &[Spelled], always: &[Rule]) -> Result<Verdict, Denial> {
-        // The strictest matching rule; of equals, the first added.
-        let mut best: Option<usize> = None;
-        // `from`: the positions known to match (1 for a rule found by the
-        // command word's own value).
-        let mut consider = |at: usize, from: usize| {
-            let rule = &self.rules[at];
-            let better = best.map_or(true, |b| {
-                let d = self.rules[b].decision;
-                rule.decision > d || rule.decision == d && at < b
-            });
-            if better && matches_from(rule, words, from) {
-                best = Some(at);
-            }
-        };
-        match words[0].literal() {
-            Some(value) => {
-                self.every.iter().for_each(|&at| consider(at, 0));
-                if let Some(hits) = self.by_word.get(value) {
-                    hits.iter().for_each(|&at| consider(at, 1));
-                }
-                // A path: its last part, for ask and deny.
-                let base = value.rsplit('/').next().unwrap_or(value);
-                let hits = (base != value).then(|| self.by_word.get(base)).flatten();
-                if let Some(hits) = hits {
-                    hits.iter()
-                        .filter(|&&at| self.rules[at].decision != Decision::Allow)
-                        .for_each(|&at| consider(at, 0));
-                }
-            }
-            // It may expand to any rule's word.
-            None => (0..self.rules.len()).for_each(|at| consider(at, 0)),
-        }
-        let deciding = best.map(|at| &self.rules[at]);
+    /// The decision of the rules on `words` themselves, and whether its
+    /// command word runs other commands, when the index knows that word.
+    fn own(&self, words: &[Spelled], always: &[Rule]) -> Result<(Verdict, Option<bool>), Denial> {
+        let (deciding, wrapper) = self.deciding(words);
+        let deciding = deciding.map(|at| &self.rules[at]);
         let decision = deciding.map_or(self.default_decision(), |r| r.decision);
         if decision == Decision::Allow {
-            return Ok(Verdict::Allow);
+            return Ok((Verdict::Allow, wrapper));
         }
-        let shown: Vec<String> = match deciding {
-            Some(rule) => words
-                .iter()
-                .take(rule.words.len().max(1))
-                .map(|w| w.raw.clone())
-                .collect(),
-            None => vec![shown_word(&words[0])],
-        };
-        match decision {
-            Decision::Allow => Ok(Verdict::Allow),
-            Decision::Ask if always.iter().any(|r| matches(r, words)) => Ok(Verdict::Allow),
-            Decision::Ask => Ok(Verdict::Ask(Part {
-                words: shown,
-                justification: deciding.and_then(|r| r.justification.clone()),
-                suggested_prefix: suggested_prefix(words),
-            })),
-            Decision::Deny => Err(match deciding {
-                Some(rule) => Denial::ByRule {
-                    words: shown.join(" "),
-                    justification: rule.justification.clone(),
+        // The words shown: as many as the deciding rule's prefix has.
+        let shown = |rule: &Rule| words.iter().take(rule.words.len().max(1));
+        match (decision, deciding) {
+            (Decision::Allow, _) => Ok((Verdict::Allow, wrapper)),
+            (Decision::Ask, _) if always.iter().any(|r| matches(r, words)) => {
+                Ok((Verdict::Allow, wrapper))
+            }
+            (Decision::Ask, _) => Ok((
+                Verdict::Ask(Part {
+                    words: match deciding {
+                        Some(rule) => shown(rule).map(|w| w.raw.clone()).collect(),
+                        None => vec![shown_word(&words[0])],
+                    },
+                    justification: deciding.and_then(|r| r.justification.clone()),
+                    suggested_prefix: suggested_prefix(words),
+                }),
+                wrapper,
+            )),
+            (Decision::Deny, Some(rule)) => Err(Denial::ByRule {
+                words: shown(rule)
+                    .enumerate()
+                    .fold(String::new(), |mut all, (i, w)| {
+                        if i > 0 {
+                            all.push(' ');
+                        }
+                        all.push_str(&w.raw);
+                        all
+                    }),
+                justification: rule.justification.clone(),
+            }),
+            // Today's allow-list texts.
+            (Decision::Deny, None) => Err(match words[0].literal() {
+                Some(word) => Denial::NotAllowed {
+                    word: word.to_string(),
                 },
-                // Today's allow-list texts.
-                None if words[0].literal().is_none() => Denial::NotLiteral {
+                None => Denial::NotLiteral {
                     word: words[0].raw.clone(),
-                },
-                None => Denial::NotAllowed {
-                    word: shown.join(" "),
                 },
             }),
         }
-    }
-}
-
-/// FNV-1a over a command word: the index is looked up once per simple
-/// command, and words are short. Its keys are the host's rules, so a line
-/// can only miss, never crowd a bucket.
-#[derive(Default)]
-struct WordHasher(u64);
-
-impl Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
     }
 }
 
@@ -368,7 +333,7 @@ fn matches_from(rule: &Rule, words: &[Spelled], from: usize) -> bool {
         match word.literal() {
             Some(value) => {
                 let base = if i == 0 && strict {
-                    value.rsplit('/').next().unwrap_or(value)
+                    last_part(value)
                 } else {
                     value
                 };
@@ -378,7 +343,7 @@ fn matches_from(rule: &Rule, words: &[Spelled], from: usize) -> bool {
             }
             None if strict => {
                 let known = if i == 0 {
-                    word.known.rsplit('/').next().unwrap_or(&word.known)
+                    last_part(&word.known)
                 } else {
                     &word.known
                 };

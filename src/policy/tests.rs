@@ -216,3 +216,105 @@ fn exact_rules_match_only_their_words() {
         "deny Command not allowed: rm -rf /"
     );
 }
+
+/// Small deterministic PRNG (xorshift64*), so the random test needs no crate.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, of: &[&'a str]) -> &'a str {
+        of[self.below(of.len())]
+    }
+}
+
+/// The rule that decides `words` by trying every rule: what the index must
+/// find without trying them.
+fn deciding_by_search(p: &Policy, words: &[Spelled]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (at, rule) in p.rule_list().iter().enumerate() {
+        let better = best.map_or(true, |b| rule.decision > p.rule_list()[b].decision);
+        if better && matches(rule, words) {
+            best = Some(at);
+        }
+    }
+    best
+}
+
+#[test]
+fn the_index_finds_the_rule_a_search_of_every_rule_finds() {
+    // Few words, so that rules and commands meet often: command words
+    // that share first and last bytes and lengths (the index's sketch of a
+    // second word), paths, and words that expand with a known beginning.
+    const WORDS: &[&str] = &[
+        "git", "gut", "push", "pash", "-f", "-rf", "-fr", "status", "x", "rm", "env", "a/git",
+    ];
+    const KNOWN: &[&str] = &["", "g", "gi", "pu", "-", "/usr/bin/g", "st"];
+    let mut rng = Rng(0x5eed_1dea);
+    let decisions = [Decision::Allow, Decision::Ask, Decision::Deny];
+    for round in 0..400 {
+        let mut p = Policy::new();
+        for _ in 0..rng.below(30) {
+            let decision = decisions[rng.below(3)];
+            let rule = match rng.below(12) {
+                0 => Rule::every(decision),
+                _ => {
+                    let positions = (0..1 + rng.below(3))
+                        .map(|_| {
+                            let mut alternatives: Vec<String> = (0..1 + rng.below(3))
+                                .map(|_| rng.pick(WORDS).to_string())
+                                .collect();
+                            alternatives.dedup();
+                            alternatives
+                        })
+                        .collect();
+                    Rule::new(decision, positions).unwrap()
+                }
+            };
+            p = p.rule(if rng.below(5) == 0 {
+                rule.exact()
+            } else {
+                rule
+            });
+        }
+        for _ in 0..50 {
+            let words: Vec<Spelled> = (0..1 + rng.below(4))
+                .map(|_| match rng.below(6) {
+                    0 => {
+                        let known = rng.pick(KNOWN);
+                        Spelled::partly(&format!("{known}$x"), known)
+                    }
+                    1 => Spelled::plain(&format!("/usr/bin/{}", rng.pick(WORDS))),
+                    _ => Spelled::plain(rng.pick(WORDS)),
+                })
+                .collect();
+            assert_eq!(
+                p.deciding(&words).0,
+                deciding_by_search(&p, &words),
+                "round {round}: {words:?} under {:#?}",
+                p.rule_list()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_policy_judges_the_same_before_and_after_more_rules() {
+    // The index is built on the first judging, and again after a rule is
+    // added: what it says follows the rules.
+    let p = policy(&[("git", Allow)]);
+    assert_eq!(verdict(&p, "git push"), "allow");
+    let p = p.rule(Rule::deny("git push").unwrap());
+    assert_eq!(
+        verdict(&p, "git push"),
+        "deny Command not allowed: git push"
+    );
+    let copy = p.clone();
+    assert_eq!(copy, policy(&[("git", Allow), ("git push", Deny)]));
+    assert_eq!(verdict(&copy, "git status"), "allow");
+}

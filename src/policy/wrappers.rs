@@ -191,7 +191,7 @@ fn options_of(word: &str) -> Option<Options> {
 /// Whether `name` (as written, or the last part of a path) runs other
 /// commands the policy looks through.
 pub(crate) fn is_wrapper(name: &str) -> bool {
-    let name = name.rsplit('/').next().unwrap_or(name);
+    let name = super::index::last_part(name);
     matches!(
         name,
         "sh" | "bash"
@@ -219,7 +219,7 @@ pub(crate) fn is_wrapper(name: &str) -> bool {
 /// What `words` (a simple command whose command word is `name`) runs
 /// besides itself. `find` may run several commands, hence the list.
 pub(crate) fn wrapped<'a>(name: &str, words: &'a [Spelled]) -> Vec<Wrapped<'a>> {
-    let name = name.rsplit('/').next().unwrap_or(name);
+    let name = super::index::last_part(name);
     let rest = &words[1..];
     match name {
         "sh" | "bash" | "dash" | "zsh" => vec![shell_c(rest)],
