@@ -712,7 +712,8 @@ fn the_output_cap_holds_without_an_inotify_instance() {
 /// of its own, 0 to 7 descriptors left), a command either fails to start,
 /// saying so, or is stopped for the cap: never does it write on uncapped.
 /// Both launchers: the forked one once needed three descriptors of its own
-/// (a report pipe) and started nothing here.
+/// (a report pipe) and started nothing here. A start that failed leaves no
+/// descriptor behind (its output cap once kept one of its file for good).
 #[test]
 fn the_output_cap_holds_with_few_descriptors_left() {
     for via in ["clone3", "fork"] {
@@ -729,6 +730,7 @@ fn the_output_cap_holds_with_few_descriptors_left() {
             .filter_map(|l| l.strip_prefix("free")?.split_once('=').map(|(_, v)| v))
             .collect();
         assert_eq!(verdicts.len(), 8, "{via}: {text}");
+        assert!(text.contains("output_files_read=0\n"), "{via}: {text}");
         assert!(
             verdicts
                 .iter()

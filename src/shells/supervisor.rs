@@ -328,7 +328,7 @@ impl Supervisor {
         let table = self.table.clone();
         let on_end = self.on_end.clone();
         let terminal_io = terminal.as_ref().map(|(_, t)| ((), t.clone()));
-        self.process.spawn(
+        let spawned = self.process.spawn(
             key,
             spawn::SpawnSpec {
                 command,
@@ -354,7 +354,13 @@ impl Supervisor {
             // The cap stays on while anything the command started can still
             // write its file.
             Box::new(move || output_cap::unwatch(watch)),
-        )
+        );
+        // Nothing started, so nothing will end: the watch (its descriptor
+        // of the file, its inotify watch) goes now.
+        if spawned.is_err() {
+            output_cap::unwatch(watch);
+        }
+        spawned
     }
 
     /// Settles a foreground call at its exit or its timeout: the record of

@@ -408,6 +408,12 @@ fn cap_nofile() {
         .unwrap_or(2);
     let hard = nofile(None).rlim_max;
     for free in 0..8 {
+        // Each round from the same state: a spare cell made (by a command
+        // started with descriptors to spare; one made under the limit may
+        // have failed) and nothing of the last command's end in flight
+        // that could open a descriptor once the table is full.
+        tools.bash(&json!({"command": "true"}), &me);
+        wait_for_quiet_descriptors();
         // A limit a little above what is open, every slot under it taken
         // (gaps included), then `free` of them given back.
         nofile(Some(highest + 16));
@@ -429,6 +435,65 @@ fn cap_nofile() {
         };
         eprintln!("free{free}: {}", r.text.lines().last().unwrap_or(""));
         println!("free{free}={verdict}");
+    }
+    // Every command has ended: no descriptor reads an output file any more
+    // (the output cap's watch holds one while a command runs, and once kept
+    // it for good when the start failed). The one spare output file made
+    // ready for the next command is written, not read.
+    let outdir = tools.output_directory().to_path_buf();
+    let reading_outputs = || {
+        let mut reading = Vec::new();
+        for entry in std::fs::read_dir("/proc/self/fd")
+            .expect("/proc/self/fd")
+            .flatten()
+        {
+            let Ok(target) = std::fs::read_link(entry.path()) else {
+                continue;
+            };
+            let fd = entry.file_name().to_string_lossy().into_owned();
+            let info =
+                std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).unwrap_or_default();
+            let flags = info
+                .lines()
+                .find_map(|l| l.strip_prefix("flags:"))
+                .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+                .unwrap_or(0);
+            let read_only = flags & 3 == 0;
+            if target.starts_with(&outdir) && target != outdir && read_only {
+                reading.push(format!("{fd} {}", target.display()));
+            }
+        }
+        reading
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !reading_outputs().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let reading = reading_outputs();
+    eprintln!("reading output files: {reading:?}");
+    println!("output_files_read={}", reading.len());
+}
+
+/// What each of our descriptors points at.
+fn open_descriptors() -> Vec<std::path::PathBuf> {
+    std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd")
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .collect()
+}
+
+/// Waits until our descriptors stay the same for a while (a command's end
+/// may still be closing or opening some), at most 20 s.
+fn wait_for_quiet_descriptors() {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut last = open_descriptors();
+    let mut same = 0;
+    while same < 10 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let now = open_descriptors();
+        same = if now == last { same + 1 } else { 0 };
+        last = now;
     }
 }
 
