@@ -161,6 +161,12 @@ impl Policy {
         all
     }
 
+    /// Makes the rule index now (it is otherwise made on the first
+    /// judging after a rule is added).
+    pub(crate) fn prepare(&self) {
+        self.index.get(&self.rules);
+    }
+
     /// Judges `line`.
     pub fn judge(&self, line: &str) -> Judgement {
         self.judge_with(line, &[])

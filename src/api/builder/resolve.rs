@@ -98,6 +98,10 @@ impl Builder {
             interactive: self.interactive,
             terminal_size: self.terminal_size,
         };
+        // The rule index is made now, not on the first command.
+        if let Some(policy) = &policy {
+            policy.prepare();
+        }
         let gates = Gates {
             policy,
             approver: self.approver,
