@@ -15,6 +15,7 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use super::rule::{Decision, Rule};
+use super::wrappers::{is_wrapper, last_part};
 use crate::gate::Spelled;
 
 /// Where to look for the rules that may match a command.
@@ -141,7 +142,7 @@ impl Index {
         }
         index.every = index.push_candidates(every);
         for (&word, numbers) in words.iter().zip(&rules_of) {
-            let (word_hash, wrapper) = (hash(word), super::wrappers::is_wrapper(word));
+            let (word_hash, wrapper) = (hash(word), is_wrapper(word));
             let word = index.push_text(word);
             let of = |keep: &dyn Fn(&Rule) -> bool| {
                 let kept = numbers.iter().filter(|&&at| keep(&rules[at]));
@@ -329,14 +330,6 @@ impl Index {
             Some(Some(_)) => {}
             Some(None) => list(entry.strict_long).for_each(|&c| consider(c, 1)),
         }
-    }
-}
-
-/// The last part of a path (after its last `/`), or the whole word.
-pub(super) fn last_part(word: &str) -> &str {
-    match word.as_bytes().iter().rposition(|&b| b == b'/') {
-        Some(slash) => &word[slash + 1..],
-        None => word,
     }
 }
 

@@ -31,8 +31,8 @@ pub use files::{load_rules, RulesFile, RulesFileError};
 pub use rule::{Decision, Rule, RuleError};
 
 use crate::gate::{self, Denial, Spelled};
-use index::{last_part, Candidate, Lazy};
-use wrappers::Wrapped;
+use index::{Candidate, Lazy};
+use wrappers::{last_part, Wrapped};
 
 /// How deep wrappers and `sh -c` strings are followed; past it, the
 /// command inside is unknown.

@@ -188,10 +188,19 @@ fn options_of(word: &str) -> Option<Options> {
     })
 }
 
+/// The last part of a path (after its last `/`), or the whole word: the
+/// name a command given as a path runs by.
+pub(crate) fn last_part(word: &str) -> &str {
+    match word.as_bytes().iter().rposition(|&b| b == b'/') {
+        Some(slash) => &word[slash + 1..],
+        None => word,
+    }
+}
+
 /// Whether `name` (as written, or the last part of a path) runs other
 /// commands the policy looks through.
 pub(crate) fn is_wrapper(name: &str) -> bool {
-    let name = super::index::last_part(name);
+    let name = last_part(name);
     matches!(
         name,
         "sh" | "bash"
@@ -219,7 +228,7 @@ pub(crate) fn is_wrapper(name: &str) -> bool {
 /// What `words` (a simple command whose command word is `name`) runs
 /// besides itself. `find` may run several commands, hence the list.
 pub(crate) fn wrapped<'a>(name: &str, words: &'a [Spelled]) -> Vec<Wrapped<'a>> {
-    let name = super::index::last_part(name);
+    let name = last_part(name);
     let rest = &words[1..];
     match name {
         "sh" | "bash" | "dash" | "zsh" => vec![shell_c(rest)],

@@ -231,13 +231,10 @@ fn pid_reuse() {
         ids.push(id);
     }
     // Everything of both commands has ended: no process is in their groups.
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while former.iter().any(|&p| in_group(p)) {
-        assert!(std::time::Instant::now() < end, "the commands never ended");
-        // A group emptying signals nothing (its members need not be our
-        // children): looked at again after a pause, under the deadline.
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    // A group emptying signals nothing (its members need not be our
+    // children): looked at again after a pause, under the deadline.
+    let ended = wait_until(30, || !former.iter().any(|&p| in_group(p)));
+    assert!(ended, "the commands never ended");
     let spawn_as = |pid: i32, script: &str| {
         std::fs::write("/proc/sys/kernel/ns_last_pid", format!("{}", pid - 1))
             .expect("write ns_last_pid");
@@ -465,10 +462,7 @@ fn cap_nofile() {
         }
         reading
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !reading_outputs().is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until(20, || reading_outputs().is_empty());
     let reading = reading_outputs();
     eprintln!("reading output files: {reading:?}");
     println!("output_files_read={}", reading.len());
@@ -486,15 +480,31 @@ fn open_descriptors() -> Vec<std::path::PathBuf> {
 /// Waits until our descriptors stay the same for a while (a command's end
 /// may still be closing or opening some), at most 20 s.
 fn wait_for_quiet_descriptors() {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     let mut last = open_descriptors();
     let mut same = 0;
-    while same < 10 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(10));
+    wait_until(20, || {
         let now = open_descriptors();
         same = if now == last { same + 1 } else { 0 };
         last = now;
+        same >= 10
+    });
+}
+
+/// Waits until `cond` holds, at most `secs` seconds; whether it came to
+/// hold. What it waits on (other processes, the tools' own threads) has
+/// nothing to wake us: it is looked at again after a pause (doubling from
+/// 1 ms to 10 ms), under the deadline.
+fn wait_until(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let mut pause = std::time::Duration::from_millis(1);
+    while !cond() {
+        if std::time::Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(10));
     }
+    true
 }
 
 /// `RLIMIT_NOFILE`: sets its soft limit to `soft` if given; returns it as it
