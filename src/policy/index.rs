@@ -19,7 +19,7 @@ use super::wrappers::{is_wrapper, last_part};
 use crate::gate::Spelled;
 
 /// Where to look for the rules that may match a command.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Index {
     /// Open addressing by [`hash`]: an entry's number plus one, 0 where
     /// there is none. Its length is a power of two, at least twice the
@@ -41,7 +41,7 @@ pub(super) struct Index {
 }
 
 /// A range of `Index::text` or `Index::candidates`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Span {
     start: u32,
     end: u32,
@@ -54,7 +54,7 @@ impl Span {
 }
 
 /// The rules of one command word, as ranges of `Index::candidates`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Entry {
     /// The word, in `Index::text`, and its [`hash`], compared first.
     word: Span,
@@ -82,7 +82,7 @@ struct Entry {
 
 /// A rule that may match, with what is needed to judge it without
 /// reading the rule itself: most are settled by the index alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Candidate {
     /// The rule's place in the policy.
     pub(super) at: u32,
