@@ -167,7 +167,7 @@ fn stop_all_stops_everything_and_the_tools_stay_usable() {
 }
 
 #[test]
-fn a_failed_spawn_leaves_no_record_and_no_registry_entry() {
+fn a_failed_spawn_leaves_no_record_no_registry_entry_and_no_descriptor() {
     let (tools, fake, tasks) = tools(OnTerm::Exit, LONG);
     fake.fail_next_spawn();
     let err = tools
@@ -180,6 +180,34 @@ fn a_failed_spawn_leaves_no_record_and_no_registry_entry() {
         tools.status(&ShellId::from("bash_1")),
         Err(CallError::UnknownId(_))
     ));
+    // Nor a descriptor: the output cap watched the file with one of its
+    // own, which only the command's end gave back.
+    assert_eq!(
+        reading_under(tools.output_directory()),
+        Vec::<String>::new()
+    );
+}
+
+/// Our descriptors open for reading on files under `dir` (the output cap
+/// reads a command's file; the spare file kept for the next is written).
+fn reading_under(dir: &std::path::Path) -> Vec<String> {
+    let mut reading = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        let Ok(target) = std::fs::read_link(entry.path()) else {
+            continue;
+        };
+        let fd = entry.file_name().to_string_lossy().into_owned();
+        let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).unwrap_or_default();
+        let flags = info
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok());
+        let read_only = flags.is_some_and(|f| f & 3 == 0);
+        if target.starts_with(dir) && target != dir && read_only {
+            reading.push(format!("{fd} {}", target.display()));
+        }
+    }
+    reading
 }
 
 #[test]
