@@ -125,6 +125,8 @@ mod error;
 mod limits;
 mod secrets;
 mod status;
+#[cfg(test)]
+mod test_rng;
 mod texts;
 // The kernel, then the shells on it.
 #[allow(unsafe_code)]

@@ -217,21 +217,7 @@ fn exact_rules_match_only_their_words() {
     );
 }
 
-/// Small deterministic PRNG (xorshift64*), so the random test needs no crate.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, of: &[&'a str]) -> &'a str {
-        of[self.below(of.len())]
-    }
-}
+use crate::test_rng::Rng;
 
 /// The rule that decides `words` by trying every rule: what the index must
 /// find without trying them.

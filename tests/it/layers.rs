@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("limits", 0),
     ("secrets", 0),
     ("status", 0),
+    ("test_rng", 0),
     ("texts", 1),
     ("os", 2),
     ("shells", 3),

@@ -6,20 +6,7 @@ use super::*;
 use std::io::Write;
 use std::time::Instant;
 
-/// Small deterministic PRNG (xorshift64*), so the random tests need no crate.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::test_rng::Rng;
 
 /// Random bytes biased toward what breaks UTF-8 decoders: lead bytes of every
 /// length, stray continuation bytes, overlongs, surrogates and plain ASCII.

@@ -378,13 +378,8 @@ prefix_rule(pattern=["ls"])  # allow is the default
     fn fuzz_the_reader() {
         let seed_text = "prefix_rule(pattern=[\"git\", [\"a\", 'b']], decision=\"prompt\", justification=\"x\\\"y\", match=[\"git a\"], not_match=[[\"git\", \"c\"]]) # c\n";
         let alphabet: Vec<char> = "prefix_rule()[],=\"'\\# \nabcdgit".chars().collect();
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut rng = crate::test_rng::Rng(0x9E37_79B9_7F4A_7C15);
+        let mut next = |n: usize| rng.below(n);
         for _ in 0..20_000 {
             let mut chars: Vec<char> = seed_text.chars().collect();
             for _ in 0..1 + next(4) {
